@@ -1,0 +1,29 @@
+"""Roles are Django auth groups. Staff users count as every role."""
+
+from collections.abc import Iterable
+
+ANNOTATOR = "annotator"
+REVIEWER = "reviewer"
+PROJECT_MANAGER = "project_manager"
+RESEARCHER = "researcher"
+ALL_ROLES = (ANNOTATOR, REVIEWER, PROJECT_MANAGER, RESEARCHER)
+
+# Who may look at datasets (model names included): never plain annotators.
+DATA_ROLES = (PROJECT_MANAGER, RESEARCHER)
+
+
+def user_roles(user) -> set[str]:
+    if not getattr(user, "is_authenticated", False):
+        return set()
+    cached = getattr(user, "_timbang_roles", None)
+    if cached is None:
+        cached = set(user.groups.filter(name__in=ALL_ROLES).values_list("name", flat=True))
+        if user.is_staff:
+            cached |= set(ALL_ROLES)
+        user._timbang_roles = cached
+    return cached
+
+
+def has_role(user, roles: str | Iterable[str]) -> bool:
+    wanted = {roles} if isinstance(roles, str) else set(roles)
+    return bool(user_roles(user) & wanted)

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from datasets_app import api
+
+urlpatterns = [
+    path("datasets/", api.DatasetListApi.as_view(), name="api-dataset-list"),
+    path("datasets/import", api.DatasetImportApi.as_view(), name="api-dataset-import"),
+    path(
+        "datasets/imports/<int:import_id>",
+        api.DatasetImportDetailApi.as_view(),
+        name="api-dataset-import-detail",
+    ),
+]

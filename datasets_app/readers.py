@@ -1,0 +1,160 @@
+"""Streaming readers for import files: JSONL, CSV and Hugging Face dataset folders.
+
+Each reader yields ``(location, record)`` where ``record`` is a dict, or
+``(location, ReadProblem)`` when the line itself cannot be read. Nothing is held
+in memory beyond one record (and one line of at most ``MAX_LINE_BYTES``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("jsonl", "csv", "hf")
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Location:
+    line: int
+    split: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.split} row {self.line}" if self.split else f"line {self.line}"
+
+
+@dataclass(frozen=True)
+class ReadProblem:
+    message: str
+
+
+class UnreadableFile(Exception):
+    """The file as a whole cannot be read (missing, wrong format, bad header)."""
+
+
+def detect_format(path: Path) -> str:
+    if path.is_dir():
+        return "hf"
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    if suffix in (".csv", ".tsv"):
+        return "csv"
+    raise UnreadableFile(
+        f"{path.name}: cannot tell the format from the extension; pass --format jsonl|csv|hf"
+    )
+
+
+def read_records(path: Path, file_format: str) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
+    if file_format not in FORMATS:
+        raise UnreadableFile(f"unknown format {file_format!r}; use one of {', '.join(FORMATS)}")
+    if not path.exists():
+        raise UnreadableFile(f"{path}: no such file or folder")
+    if file_format == "hf":
+        if not path.is_dir():
+            raise UnreadableFile(f"{path}: the hf format needs a dataset folder")
+        return _read_hf(path)
+    if path.is_dir():
+        raise UnreadableFile(f"{path}: is a folder; the {file_format} format needs a file")
+    return _read_jsonl(path) if file_format == "jsonl" else _read_csv(path)
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
+    with path.open("rb") as handle:
+        line_no = 0
+        while True:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            line_no += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                # Skip the rest of an over-long line without holding it.
+                while chunk := handle.readline(MAX_LINE_BYTES):
+                    if chunk.endswith(b"\n"):
+                        break
+                yield (
+                    Location(line_no),
+                    ReadProblem(f"line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB"),
+                )
+                continue
+            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            text = raw.strip()
+            if not text:
+                continue
+            try:
+                value = json.loads(text)
+            except UnicodeDecodeError:
+                yield Location(line_no), ReadProblem("is not valid UTF-8")
+                continue
+            except json.JSONDecodeError as exc:
+                yield Location(line_no), ReadProblem(f"is not valid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            if not isinstance(value, dict):
+                yield Location(line_no), ReadProblem(f"must be a JSON object, got {type(value).__name__}")
+                continue
+            yield Location(line_no), value
+
+
+def _read_csv(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    csv.field_size_limit(MAX_LINE_BYTES)
+    with path.open("r", encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise UnreadableFile(f"{path.name}: the file is empty") from None
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise UnreadableFile(f"{path.name}: line 1: cannot read the header ({exc})") from None
+        header = [h.strip() for h in header]
+        if len(set(header)) != len(header) or "" in header:
+            raise UnreadableFile(f"{path.name}: line 1: column names must be unique and non-empty")
+        while True:
+            start = reader.line_num + 1
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                yield Location(start), ReadProblem(f"is not valid CSV ({exc})")
+                continue
+            except UnicodeDecodeError:
+                yield Location(start), ReadProblem("is not valid UTF-8")
+                return
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                yield (
+                    Location(start),
+                    ReadProblem(f"has {len(row)} cells but the header has {len(header)} columns"),
+                )
+                continue
+            yield (
+                Location(start),
+                {k: (v if v.strip() != "" else None) for k, v in zip(header, row, strict=True)},
+            )
+
+
+def _read_hf(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
+    # Local folders only: never reach a hub while importing.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    import datasets
+
+    try:
+        if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
+            loaded = datasets.load_from_disk(str(path))
+        else:
+            loaded = datasets.load_dataset(str(path), streaming=True)
+    except Exception as exc:  # the library raises many types for unreadable folders
+        raise UnreadableFile(f"{path.name}: not a readable Hugging Face dataset folder ({exc})") from None
+    splits = loaded.items() if hasattr(loaded, "items") else [("train", loaded)]
+    for split_name, split in splits:
+        for i, row in enumerate(split, start=1):
+            yield Location(i, split_name), dict(row)

@@ -1,0 +1,347 @@
+"""Writes of datasets_app: imports."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from datasets_app.domain.import_records import (
+    KINDS,
+    CleanPrompt,
+    CleanQuestion,
+    CleanTranslationUnit,
+    clean_record,
+    detect_kind,
+)
+from datasets_app.models import Dataset, DatasetImport, Prompt, Question, Response, TranslationUnit
+from datasets_app.readers import Location, ReadProblem, UnreadableFile, detect_format, read_records
+
+logger = logging.getLogger(__name__)
+
+MAX_REPORTED_ERRORS = 50
+BATCH_SIZE = 1000
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    location: str
+    field: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"location": self.location, "field": self.field, "message": self.message}
+
+    def __str__(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        return f"{where}{self.field}: {self.message}" if self.field else f"{where}{self.message}"
+
+
+class ImportFailed(Exception):
+    """Raised with every problem found (up to a limit); nothing was written."""
+
+    def __init__(self, errors: list[ImportProblem], total: int | None = None):
+        self.errors = errors
+        self.total = total if total is not None else len(errors)
+        super().__init__(self.summary())
+
+    def summary(self) -> str:
+        first = str(self.errors[0]) if self.errors else "import failed"
+        more = f" (and {self.total - 1} more problem(s))" if self.total > 1 else ""
+        return first + more
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "detail": self.summary(),
+            "errors": [e.as_dict() for e in self.errors],
+            "n_errors": self.total,
+        }
+
+
+@dataclass
+class ImportResult:
+    dataset: Dataset
+    kind: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"dataset": self.dataset.name, "dataset_id": self.dataset.pk, "kind": self.kind, **self.counts}
+
+
+def dataset_import(
+    *,
+    path: Path,
+    name: str,
+    file_format: str | None = None,
+    kind: str | None = None,
+    replace: bool = False,
+    user=None,
+    description: str = "",
+    license: str = "",
+    source: str = "",
+) -> ImportResult:
+    """Import a file into a new dataset in one transaction: on any problem nothing is written.
+
+    Records are validated and inserted in batches while the file streams, so memory
+    stays bounded; problems are collected (up to ``MAX_REPORTED_ERRORS``) and the
+    whole transaction is rolled back at the end if there were any.
+    """
+    name = (name or "").strip()
+    if not name:
+        raise ImportFailed([ImportProblem("", "name", "is required")])
+    if kind is not None and kind not in KINDS:
+        raise ImportFailed([ImportProblem("", "kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")])
+    try:
+        file_format = file_format or detect_format(path)
+        records = read_records(path, file_format)
+        with transaction.atomic():
+            existing = Dataset.objects.filter(name=name).first()
+            if existing is not None:
+                if not replace:
+                    raise ImportFailed(
+                        [
+                            ImportProblem(
+                                "",
+                                "name",
+                                f"a dataset named {name!r} exists already; use --replace to replace it",
+                            )
+                        ]
+                    )
+                existing.delete()
+            dataset = Dataset.objects.create(
+                name=name,
+                kind=kind or Dataset.Kind.PROMPTS,
+                description=description,
+                license=license,
+                source=source or path.name,
+                created_by=user,
+            )
+            writer = _Writer(dataset=dataset, kind=kind)
+            writer.consume(records)
+            writer.finish()
+            return ImportResult(dataset=dataset, kind=writer.kind or "prompts", counts=writer.counts)
+    except UnreadableFile as exc:
+        raise ImportFailed([ImportProblem("", "file", str(exc))]) from None
+
+
+class _Writer:
+    def __init__(self, *, dataset: Dataset, kind: str | None):
+        self.dataset = dataset
+        self.kind = kind
+        self.errors: list[ImportProblem] = []
+        self.n_errors = 0
+        self.seen_ids: dict[str, str] = {}
+        self.batch: list[Any] = []
+        self.counts: dict[str, int] = {}
+
+    def _error(self, location: Location | str, field_name: str, message: str) -> None:
+        self.n_errors += 1
+        if len(self.errors) < MAX_REPORTED_ERRORS:
+            self.errors.append(ImportProblem(str(location), field_name, message))
+
+    def consume(self, records: Iterable[tuple[Location, dict | ReadProblem]]) -> None:
+        for location, record in records:
+            if isinstance(record, ReadProblem):
+                self._error(location, "", record.message)
+                continue
+            if self.kind is None:
+                self.kind = detect_kind(record)
+                if self.kind is None:
+                    raise ImportFailed(
+                        [
+                            ImportProblem(
+                                str(location),
+                                "",
+                                "cannot tell the kind of data from the fields; expected prompt/turns, "
+                                "source/target_language or question/choices (or pass --kind)",
+                            )
+                        ]
+                    )
+                if self.dataset.kind != self.kind:
+                    self.dataset.kind = self.kind
+                    self.dataset.save(update_fields=["kind"])
+            cleaned, problems = clean_record(self.kind, record)
+            for problem in problems:
+                self._error(location, problem.field, problem.message)
+            if cleaned is None:
+                continue
+            first = self.seen_ids.get(cleaned.external_id)
+            if first is not None:
+                self._error(location, "id", f"repeats id {cleaned.external_id!r} first seen at {first}")
+                continue
+            self.seen_ids[cleaned.external_id] = str(location)
+            if self.n_errors == 0:
+                self.batch.append(cleaned)
+                if len(self.batch) >= BATCH_SIZE:
+                    self._flush()
+            else:
+                self.batch.clear()  # nothing will be kept; stop spending memory and queries on it
+
+    def finish(self) -> None:
+        if self.n_errors == 0 and not self.seen_ids:
+            self._error("", "file", "holds no records")
+        if self.n_errors:
+            raise ImportFailed(self.errors, self.n_errors)
+        self._flush()
+
+    def _count(self, key: str, n: int) -> None:
+        self.counts[key] = self.counts.get(key, 0) + n
+
+    def _flush(self) -> None:
+        if not self.batch:
+            return
+        if self.kind == "prompts":
+            self._flush_prompts()
+        elif self.kind == "translations":
+            self._flush_translations()
+        else:
+            self._flush_questions()
+        self.batch = []
+
+    def _flush_prompts(self) -> None:
+        items: list[CleanPrompt] = self.batch
+        prompts = Prompt.objects.bulk_create(
+            [
+                Prompt(
+                    dataset=self.dataset,
+                    external_id=p.external_id,
+                    category=p.category,
+                    language=p.language,
+                    register=p.register,
+                    turns=p.turns,
+                    references=p.references,
+                    meta=p.meta,
+                )
+                for p in items
+            ]
+        )
+        responses = [
+            Response(prompt=prompt, model_name=model, turns=turns, origin=Response.Origin.IMPORTED)
+            for prompt, clean in zip(prompts, items, strict=True)
+            for model, turns in clean.responses
+        ]
+        Response.objects.bulk_create(responses, batch_size=BATCH_SIZE)
+        self._count("prompts", len(prompts))
+        self._count("responses", len(responses))
+
+    def _flush_translations(self) -> None:
+        items: list[CleanTranslationUnit] = self.batch
+        TranslationUnit.objects.bulk_create(
+            [
+                TranslationUnit(
+                    dataset=self.dataset,
+                    external_id=u.external_id,
+                    source_text=u.source_text,
+                    source_language=u.source_language,
+                    target_language=u.target_language,
+                    register=u.register,
+                    translation_text=u.translation_text,
+                    translator_name=u.translator_name,
+                    status=(
+                        TranslationUnit.Status.TO_REVIEW
+                        if u.translation_text
+                        else TranslationUnit.Status.TO_TRANSLATE
+                    ),
+                    meta=u.meta,
+                )
+                for u in items
+            ]
+        )
+        self._count("translation_units", len(items))
+
+    def _flush_questions(self) -> None:
+        items: list[CleanQuestion] = self.batch
+        Question.objects.bulk_create(
+            [
+                Question(
+                    dataset=self.dataset,
+                    external_id=q.external_id,
+                    concept=q.concept,
+                    category=q.category,
+                    language=q.language,
+                    text=q.text,
+                    choices=q.choices,
+                    answer_key=q.answer_key,
+                    distractor=q.distractor,
+                    creator_name=q.creator_name,
+                    origin=q.origin,
+                    meta=q.meta,
+                )
+                for q in items
+            ]
+        )
+        self._count("questions", len(items))
+
+
+# -- background imports -------------------------------------------------------------------------------
+
+
+def dataset_import_queue(
+    *,
+    upload_path: Path,
+    name: str,
+    file_format: str,
+    kind: str | None,
+    replace: bool,
+    user,
+    original_filename: str = "",
+) -> DatasetImport:
+    """Record an import and hand it to a worker once the row is committed."""
+    from datasets_app.tasks import dataset_import_run_task
+
+    record = DatasetImport.objects.create(
+        name=name,
+        kind=kind or "",
+        file_format=file_format,
+        replace=replace,
+        upload_path=str(upload_path),
+        original_filename=original_filename,
+        created_by=user,
+    )
+    transaction.on_commit(lambda: dataset_import_run_task.delay(record.pk))
+    return record
+
+
+def dataset_import_run(*, record: DatasetImport) -> DatasetImport:
+    """Run a queued import; its outcome (counts or errors) is stored on the row."""
+    updated = DatasetImport.objects.filter(pk=record.pk, status=DatasetImport.Status.QUEUED).update(
+        status=DatasetImport.Status.RUNNING
+    )
+    if not updated:
+        return record  # another delivery of the same task got here first
+    try:
+        result = dataset_import(
+            path=Path(record.upload_path),
+            name=record.name,
+            file_format=record.file_format,
+            kind=record.kind or None,
+            replace=record.replace,
+            user=record.created_by,
+            source=record.original_filename,
+        )
+    except ImportFailed as exc:
+        record.status = DatasetImport.Status.FAILED
+        record.errors = exc.as_dict()["errors"]
+        record.counts = {"n_errors": exc.total}
+    else:
+        record.status = DatasetImport.Status.SUCCEEDED
+        record.dataset = result.dataset
+        record.counts = result.counts
+        record.kind = result.kind
+    record.finished_at = timezone.now()
+    record.save()
+    discard_upload(Path(record.upload_path))
+    return record
+
+
+def discard_upload(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)

@@ -1,0 +1,102 @@
+"""The compose file: validated by docker-compose when installed, and its services checked here."""
+
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from tests.conftest import REPO_ROOT
+
+COMPOSE = REPO_ROOT / "docker-compose.yml"
+
+
+@pytest.fixture(scope="module")
+def compose():
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+def test_services_and_health_checks(compose):
+    services = compose["services"]
+    assert set(services) >= {"postgres", "redis", "web", "worker", "gpu-worker"}
+    for name in ("postgres", "redis", "web"):
+        assert "healthcheck" in services[name], name
+    for name in ("web", "worker", "gpu-worker"):
+        depends = services[name]["depends_on"]
+        assert depends["postgres"]["condition"] == "service_healthy"
+        assert depends["redis"]["condition"] == "service_healthy"
+
+
+def test_commands(compose):
+    services = compose["services"]
+    assert "gunicorn" in " ".join(services["web"]["command"]) and "config.wsgi" in " ".join(
+        services["web"]["command"]
+    )
+    worker = " ".join(services["worker"]["command"])
+    assert "celery" in worker and "-Q default" in worker
+    gpu = " ".join(services["gpu-worker"]["command"])
+    assert "celery" in gpu and "gpu." in gpu and "--prefetch-multiplier 1" in gpu and "--concurrency 1" in gpu
+
+
+def test_gpu_worker_reserves_an_nvidia_device(compose):
+    devices = compose["services"]["gpu-worker"]["deploy"]["resources"]["reservations"]["devices"]
+    assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]
+
+
+def test_production_settings_and_env_file(compose):
+    env_example = (REPO_ROOT / ".env.example").read_text()
+    for name in ("SECRET_KEY", "DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS"):
+        assert f"{name}=" in env_example
+    for name in ("web", "worker", "gpu-worker"):
+        service = compose["services"][name]
+        environment = service["environment"]
+        assert environment["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
+        # Required secrets are substituted with ${VAR:?message}, so compose stops when one is missing.
+        assert ":?" in environment["SECRET_KEY"] and ":?" in environment["ALLOWED_HOSTS"]
+        assert environment["DATABASE_URL"].startswith("postgres://") and environment["REDIS_URL"].startswith(
+            "redis://"
+        )
+
+
+@pytest.mark.skipif(
+    shutil.which("docker-compose") is None, reason="docker-compose (v1) not installed; .ci/run installs it"
+)
+def test_docker_compose_config_is_valid(tmp_path):
+    """Validates with .env.example's values, then fails when a required secret is missing."""
+    env_file = tmp_path / ".env"
+    env_file.write_text((REPO_ROOT / ".env.example").read_text())
+    done = subprocess.run(
+        [
+            "docker-compose",
+            "-f",
+            str(COMPOSE),
+            "--project-directory",
+            str(REPO_ROOT),
+            "--env-file",
+            str(env_file),
+            "config",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    env_file.write_text("ALLOWED_HOSTS=x\nPOSTGRES_PASSWORD=y\n")
+    missing = subprocess.run(
+        [
+            "docker-compose",
+            "-f",
+            str(COMPOSE),
+            "--project-directory",
+            str(REPO_ROOT),
+            "--env-file",
+            str(env_file),
+            "config",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode != 0 and "SECRET_KEY" in missing.stderr

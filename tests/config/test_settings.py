@@ -1,0 +1,74 @@
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO_ROOT
+
+
+def run_check(env_overrides: dict[str, str], *, settings: str) -> subprocess.CompletedProcess:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ALLOWED_HOSTS")
+    }
+    env.update(env_overrides)
+    env["DJANGO_SETTINGS_MODULE"] = settings
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_production_refuses_to_start_without_secrets(tmp_path):
+    done = run_check(
+        {"TIMBANG_VAR_DIR": str(tmp_path), "DATABASE_URL": "postgres://u@127.0.0.1/x"},
+        settings="config.settings.production",
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "SECRET_KEY" in lines[0] and "REDIS_URL" in lines[0] and "ALLOWED_HOSTS" in lines[0]
+    assert "DATABASE_URL" not in lines[0]
+
+
+def test_production_starts_with_secrets(tmp_path):
+    done = run_check(
+        {
+            "TIMBANG_VAR_DIR": str(tmp_path),
+            "SECRET_KEY": "x" * 60,
+            "DATABASE_URL": "postgres://u@127.0.0.1:5432/x",
+            "REDIS_URL": "redis://127.0.0.1:6379/0",
+            "ALLOWED_HOSTS": "timbang.example.org",
+        },
+        settings="config.settings.production",
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_embedded_default_needs_no_environment(tmp_path):
+    env = {"TIMBANG_VAR_DIR": str(tmp_path)}
+    code = (
+        "import django; django.setup(); from django.conf import settings as s;"
+        "print(s.DATABASES['default']['ENGINE'], s.CELERY_BROKER_URL, s.CACHES['default']['BACKEND'])"
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        env={**clean, **env, "DJANGO_SETTINGS_MODULE": "config.settings.local"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    engine, broker, cache = done.stdout.split()
+    assert (
+        engine == "django.db.backends.sqlite3"
+        and broker == "filesystem://"
+        and cache.endswith("FileBasedCache")
+    )
+    assert (tmp_path / "broker" / "queue").is_dir()
