@@ -1,0 +1,74 @@
+"""Headless Chromium (Debian's package) driven by Playwright against pytest-django's live server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+# around it are ordinary synchronous calls.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not os.path.exists(CHROMIUM):
+        skip = pytest.mark.skip(reason="Debian's chromium is not installed (apt-get install chromium chromium-driver)")
+        for item in items:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def phone_page(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def login(make_user):
+    """Log a page in through the real login form."""
+
+    def _login(page, *roles: str, username: str = "tester", password: str = "correct-horse-battery"):
+        user = make_user(*roles, username=username)
+        page.goto("/accounts/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", password)
+        page.click("form[action=\"/accounts/login/\"] button[type=submit]")
+        page.wait_for_url("**/")
+        return user
+
+    return _login
