@@ -1,0 +1,514 @@
+"""Turning a judge model's raw text into a verdict or a score, without ever guessing.
+
+Judges answer in many shapes: clean JSON, JSON in a Markdown fence, JSON wrapped in prose, Python-style
+dicts, Indonesian keys, MT-Bench style ``[[7]]``, or only a sentence ("Respons 2 lebih baik"). The parser
+tries, in order, and stops at the first step that finds a score field or a keyword:
+
+1. drop reasoning sections (``<think>...</think>``, an orphan ``</think>`` whose opening tag was in the
+   prompt, an unterminated ``<think>`` that ran out of tokens);
+2. fenced code blocks (```` ```json ```` or bare ```` ``` ````);
+3. the whole text as JSON;
+4. the balanced ``{...}`` objects in the text, left to right;
+5. keyword rules ("Response 1 is better", "Respons 2 lebih baik", "[[7]]", "Rating: [[7]]", "Score: 7/10").
+
+A step that finds a score field is decisive: if that score is out of range, or two candidates of that step
+disagree, the result is an error and later steps are not consulted, so a malformed score never turns into
+a number read from the explanation. Pairwise parsing never returns a tie: "tie" is an error, and so is a text
+that names both responses as the better one. Parsing never raises; the raw text is kept on every result.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from evaluation.domain.judge_templates import (
+    FACTUAL,
+    PAIRWISE,
+    RESPONSE_1,
+    RESPONSE_2,
+    SCORE_RANGES,
+    SINGLE_GRADE,
+)
+
+OK = "ok"
+ERROR = "error"
+
+SCORE_KEYS = (
+    "score",
+    "skor",
+    "nilai",
+    "verdict",
+    "putusan",
+    "keputusan",
+    "rating",
+    "penilaian",
+    "grade",
+    "winner",
+    "pemenang",
+)
+EXPLANATION_KEYS = ("explanation", "penjelasan", "alasan", "reason", "reasoning", "rationale")
+
+# Bounds on the balanced-object scan, so a degenerate output (a model looping on "{") costs milliseconds:
+# at most this many opening braces are tried, each for an object of at most this many characters.
+_MAX_OBJECT_STARTS = 50
+_MAX_OBJECT_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """Outcome of parsing one judge output.
+
+    ``value`` is ``"Response 1"``/``"Response 2"`` for pairwise judges and an ``int`` for graded ones, or
+    ``None`` on error. ``reason`` names the step that matched (``json_fenced``, ``json_whole``,
+    ``json_object``, ``keyword``) or says why parsing failed.
+    """
+
+    status: Literal["ok", "error"]
+    value: str | int | None
+    reason: str
+    raw: str
+    explanation: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+# --------------------------------------------------------------------------------------------------
+# Reasoning sections
+
+_REASONING_TAGS = r"(?:think|thinking|reasoning)"
+_CLOSED_BLOCK = re.compile(rf"<{_REASONING_TAGS}>.*?</{_REASONING_TAGS}>", re.IGNORECASE | re.DOTALL)
+_CLOSE_TAG = re.compile(rf"</{_REASONING_TAGS}>", re.IGNORECASE)
+_OPEN_TAG = re.compile(rf"<{_REASONING_TAGS}>", re.IGNORECASE)
+
+
+def _strip_reasoning(text: str) -> tuple[str, bool]:
+    """The text without reasoning sections, and whether a reasoning section never ended."""
+    text = _CLOSED_BLOCK.sub("", text)
+    closes = list(_CLOSE_TAG.finditer(text))
+    if closes:
+        text = text[closes[-1].end() :]
+    opening = _OPEN_TAG.search(text)
+    if opening:
+        return text[: opening.start()], True
+    return text, False
+
+
+def strip_reasoning(text: str) -> str:
+    """Remove reasoning sections; an unterminated one is cut from its opening tag to the end."""
+    return _strip_reasoning(text)[0]
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON candidates
+
+_FENCE = re.compile(r"```[ \t]*(?:json5?|javascript|js|python)?[ \t]*\n?(.*?)```", re.IGNORECASE | re.DOTALL)
+
+
+def _load_object(text: str) -> dict[str, Any] | None:
+    """``text`` as a dict: JSON first (control characters allowed), then a Python literal dict."""
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        loaded = json.loads(text, strict=False)
+    except (ValueError, RecursionError):
+        try:
+            loaded = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _balanced_objects(text: str) -> list[str]:
+    """Top-level ``{...}`` spans of ``text``, honouring quoted strings and escapes."""
+    spans: list[str] = []
+    start = text.find("{")
+    tries = 0
+    while start != -1 and tries < _MAX_OBJECT_STARTS:
+        tries += 1
+        end = _matching_brace(text, start)
+        if end is None:
+            start = text.find("{", start + 1)
+            continue
+        spans.append(text[start : end + 1])
+        start = text.find("{", end + 1)
+    return spans
+
+
+def _matching_brace(text: str, start: int) -> int | None:
+    depth = 0
+    quote: str | None = None
+    escaped = False
+    for index in range(start, min(len(text), start + _MAX_OBJECT_CHARS)):
+        char = text[index]
+        if quote is not None:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            # An apostrophe in prose between keys would open a bogus string; only treat ' as a quote
+            # where a Python-style dict could have one (after {, :, , or whitespace).
+            previous = text[index - 1] if index > start else "{"
+            if char == '"' or previous in "{:,[ \t\n":
+                quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _fenced_objects(text: str) -> list[dict[str, Any]]:
+    objects = []
+    for block in _FENCE.findall(text):
+        loaded = _load_object(block)
+        if loaded is None:
+            loaded = next((obj for span in _balanced_objects(block) if (obj := _load_object(span))), None)
+        if loaded is not None:
+            objects.append(loaded)
+    return objects
+
+
+def _whole_object(text: str) -> list[dict[str, Any]]:
+    loaded = _load_object(text)
+    return [loaded] if loaded is not None else []
+
+
+def _embedded_objects(text: str) -> list[dict[str, Any]]:
+    return [obj for span in _balanced_objects(text) if (obj := _load_object(span)) is not None]
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading values
+
+_Interpreted = tuple[str | int | None, str | None]  # (value, error reason); exactly one is None
+
+_RESPONSE = r"(?:response|respons|jawaban|tanggapan|answer|assistant|asisten)\s*#?\s*([12])"
+_EXACT_RESPONSE = re.compile(rf"^\W*(?:the\s+)?{_RESPONSE}\W*$", re.IGNORECASE)
+_EXACT_NUMBER = re.compile(r"^\W*([12])\W*$")
+_EXACT_LETTER = re.compile(r"^\W*([AB])\W*$")
+_MENTION = re.compile(rf"\b{_RESPONSE}\b", re.IGNORECASE)
+_TIE_WORDS = re.compile(
+    r"^\W*(?:tie|draw|equal|both|neither|none|seri|sama|imbang|keduanya|tidak\s+ada)\b", re.IGNORECASE
+)
+
+
+def _position_name(number: str) -> str:
+    return RESPONSE_1 if number in ("1", "A", "a") else RESPONSE_2
+
+
+def _interpret_pairwise(value: object) -> _Interpreted:
+    if isinstance(value, bool) or value is None:
+        return None, f"verdict {value!r} is not a response"
+    if isinstance(value, int | float):
+        if value in (1, 2):
+            return _position_name(str(int(value))), None
+        return None, f"verdict {value!r} is not 1 or 2"
+    if not isinstance(value, str):
+        return None, f"verdict of type {type(value).__name__} is not a response"
+    for pattern in (_EXACT_RESPONSE, _EXACT_NUMBER, _EXACT_LETTER):
+        match = pattern.match(value)
+        if match:
+            return _position_name(match.group(1)), None
+    if _TIE_WORDS.match(value):
+        return None, f"verdict {value!r} is a tie, which a pairwise judge may not give"
+    found = _pairwise_keywords(value)
+    if found is not None:
+        return found
+    named = {match.group(1) for match in _MENTION.finditer(value)}
+    if len(named) == 1:
+        return _position_name(named.pop()), None
+    if len(named) == 2:
+        return None, f"verdict {value!r} names both responses"
+    return None, f"verdict {value!r} names no response"
+
+
+_NUMBER = r"(-?\d+(?:[.,]\d+)?)(?![.,]?\d)"  # the lookahead stops backtracking to a shorter number
+_SCORE_STRING = re.compile(rf"^\W*?{_NUMBER}\s*\]*\s*(?:(?:/|out\s+of|dari)\s*(\d+))?\W*$", re.IGNORECASE)
+
+
+def _as_whole_number(text: str) -> float:
+    return float(text.replace(",", "."))
+
+
+def _check_range(number: float, low: int, high: int) -> _Interpreted:
+    if number != int(number):
+        return None, f"score {number:g} is not a whole number"
+    if not low <= number <= high:
+        return None, f"score {int(number)} is outside {low}-{high}"
+    return int(number), None
+
+
+def _check_scale(denominator: str | None, high: int) -> str | None:
+    if denominator is not None and int(denominator) != high:
+        return f"score is given out of {denominator}, expected out of {high}"
+    return None
+
+
+def _interpret_grade(value: object, low: int, high: int) -> _Interpreted:
+    if isinstance(value, bool) or value is None:
+        return None, f"score {value!r} is not a number"
+    if isinstance(value, int | float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None, f"score {value!r} is not a number"
+        return _check_range(float(value), low, high)
+    if isinstance(value, str):
+        match = _SCORE_STRING.match(value)
+        if match:
+            scale_error = _check_scale(match.group(2), high)
+            if scale_error:
+                return None, scale_error
+            return _check_range(_as_whole_number(match.group(1)), low, high)
+    return None, f"score {value!r} is not a number"
+
+
+def _explanation_of(obj: dict[str, Any]) -> str | None:
+    lowered = {str(key).strip().lower(): value for key, value in obj.items()}
+    for key in EXPLANATION_KEYS:
+        if isinstance(lowered.get(key), str):
+            return lowered[key]
+    return None
+
+
+def _score_field(obj: dict[str, Any]) -> tuple[bool, object]:
+    lowered = {str(key).strip().lower(): value for key, value in obj.items()}
+    for key in SCORE_KEYS:
+        if key in lowered:
+            return True, lowered[key]
+    return False, None
+
+
+# --------------------------------------------------------------------------------------------------
+# Keyword rules
+
+_PAIRWISE_BRACKET = re.compile(
+    r"\[\[\s*(?:(?:response|respons|jawaban|tanggapan|answer|assistant|asisten)\s*)?([12AB])\s*\]\]",
+    re.IGNORECASE,
+)
+_DEGREE = r"(?:(?:clearly|much|slightly|somewhat|significantly|far|overall|definitely)\s+)?"
+_PAIRWISE_PHRASES = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        rf"\b{_RESPONSE}\s+(?:is|was|seems|appears)\s+(?:to\s+be\s+)?{_DEGREE}(?:the\s+)?"
+        r"(?:better|superior|preferred|preferable|stronger|best|winner)\b",
+        rf"\b{_RESPONSE}\s+wins\b",
+        rf"\b{_RESPONSE}\s+(?:(?:jauh|sedikit|jelas|secara\s+keseluruhan)\s+)?(?:adalah\s+)?(?:yang\s+)?"
+        r"(?:lebih\s+(?:baik|bagus|unggul)|terbaik|unggul|menang)\b",
+        r"\b(?:better|best|preferred|stronger|superior|winning)\s+(?:response|answer|one)\s+"
+        rf"(?:is|would\s+be|:)\s*(?:the\s+)?[*\"'\[]*{_RESPONSE}",
+        r"\b(?:respons|jawaban|tanggapan)\s+(?:yang\s+)?(?:lebih\s+(?:baik|bagus|unggul)|terbaik|unggul)\s*"
+        rf"(?:adalah|ialah|yaitu|:)?\s*[*\"'\[]*{_RESPONSE}",
+        r"\b(?:final\s+)?(?:verdict|winner|decision|choice|keputusan|putusan|pemenang|pilihan|skor|score)"
+        rf"(?:\s+akhir)?\s*(?:is|adalah|:|=)\s*[*\"'\[]*\s*{_RESPONSE}",
+        rf"\bI\s+(?:would\s+)?(?:prefer|choose|pick|select)\s+{_RESPONSE}",
+        rf"\b(?:saya\s+)?(?:lebih\s+)?(?:memilih|pilih)\s+{_RESPONSE}",
+    )
+)
+
+
+def _pairwise_keywords(text: str) -> _Interpreted | None:
+    """A verdict from keyword rules, an error if they name both responses, None if they find nothing."""
+    bracketed = {_position_name(m.group(1)) for m in _PAIRWISE_BRACKET.finditer(text)}
+    named = bracketed or {_position_name(m.group(1)) for p in _PAIRWISE_PHRASES for m in p.finditer(text)}
+    if len(named) == 1:
+        return named.pop(), None
+    if len(named) == 2:
+        return None, "both responses are named as the better one"
+    if _TIE_WORDS.match(text):
+        return None, "the judge gave a tie, which a pairwise judge may not give"
+    return None
+
+
+_GRADE_BRACKET = re.compile(rf"\[\[\s*{_NUMBER}\s*(?:/\s*(\d+))?\s*\]\]")
+_GRADE_LABELLED = re.compile(
+    r"\b(?:score|rating|grade|skor|nilai|penilaian)(?:\s+(?:akhir|keseluruhan|final))?\s*"
+    r"(?:(?:is|adalah|of|sebesar)\s*)?[:=]?\s*[*\[(\"']*\s*"
+    rf"{_NUMBER}(?!\s*(?:-|–|to|sampai|hingga)\s*\d)\s*(?:(?:/|out\s+of|dari)\s*(\d+))?",
+    re.IGNORECASE,
+)
+_GRADE_FRACTION = re.compile(rf"(?<![\d.,/]){_NUMBER}\s*/\s*(\d+)(?![\d/])")
+
+
+def _grade_keywords(text: str, low: int, high: int) -> _Interpreted | None:
+    for pattern in (_GRADE_BRACKET, _GRADE_LABELLED, _GRADE_FRACTION):
+        matches = list(pattern.finditer(text))
+        if pattern is _GRADE_FRACTION:
+            matches = [m for m in matches if int(m.group(2)) == high]
+        if not matches:
+            continue
+        outcomes = []
+        for match in matches:
+            scale_error = _check_scale(match.group(2), high)
+            outcomes.append(
+                (None, scale_error)
+                if scale_error
+                else _check_range(_as_whole_number(match.group(1)), low, high)
+            )
+        return _decide(outcomes, what="scores")
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# The chain
+
+
+def _decide(outcomes: list[_Interpreted], what: str) -> _Interpreted:
+    values = {value for value, _ in outcomes if value is not None}
+    errors = [error for _, error in outcomes if error is not None]
+    if len(values) == 1 and not errors:
+        return values.pop(), None
+    if len(values) > 1 or (values and errors):
+        return None, f"conflicting {what}: " + ", ".join(
+            repr(value) if value is not None else str(error) for value, error in outcomes
+        )
+    return None, errors[0]
+
+
+_STAGES: tuple[tuple[str, Callable[[str], list[dict[str, Any]]]], ...] = (
+    ("json_fenced", _fenced_objects),
+    ("json_whole", _whole_object),
+    ("json_object", _embedded_objects),
+)
+
+
+def _parse(
+    raw: object, interpret: Callable[[object], _Interpreted], keywords: Callable[[str], Any]
+) -> ParseResult:
+    if not isinstance(raw, str):
+        return ParseResult(ERROR, None, "no output text", "" if raw is None else repr(raw))
+    text, unterminated = _strip_reasoning(raw)
+    if not text.strip():
+        reason = "reasoning section never ended" if unterminated else "empty output"
+        return ParseResult(ERROR, None, reason, raw)
+    for stage, find in _STAGES:
+        scored = [(obj, field) for obj in find(text) for has, field in [_score_field(obj)] if has]
+        if not scored:
+            continue
+        value, error = _decide([interpret(field) for _, field in scored], what="values")
+        if error is not None:
+            return ParseResult(ERROR, None, f"{stage}: {error}", raw)
+        explanation = next((e for obj, _ in scored if (e := _explanation_of(obj)) is not None), None)
+        return ParseResult(OK, value, stage, raw, explanation)
+    found = keywords(text)
+    if found is None:
+        return ParseResult(ERROR, None, "no verdict or score found", raw)
+    value, error = found
+    if error is not None:
+        return ParseResult(ERROR, None, f"keyword: {error}", raw)
+    return ParseResult(OK, value, "keyword", raw)
+
+
+def parse_pairwise(raw: object) -> ParseResult:
+    """Parse a pairwise judge's output into ``"Response 1"`` or ``"Response 2"`` (positions as shown)."""
+    return _parse(raw, _interpret_pairwise, _pairwise_keywords)
+
+
+def parse_grade(raw: object, low: int, high: int) -> ParseResult:
+    """Parse a graded judge's output into an integer score in ``low..high``."""
+    if low > high:
+        raise ValueError(f"empty score range {low}-{high}")
+    return _parse(
+        raw,
+        lambda value: _interpret_grade(value, low, high),
+        lambda text: _grade_keywords(text, low, high),
+    )
+
+
+def parse_judge_output(raw: object, kind: str) -> ParseResult:
+    """Parse the output of a judge of ``kind`` (``pairwise``, ``single_grade`` or ``factual``)."""
+    if kind == PAIRWISE:
+        return parse_pairwise(raw)
+    if kind in (SINGLE_GRADE, FACTUAL):
+        low, high = SCORE_RANGES[kind]
+        return parse_grade(raw, low, high)
+    raise ValueError(f"unknown judge kind {kind!r}")
+
+
+def normalised_factual_score(score: int | None, scale_max: int = SCORE_RANGES[FACTUAL][1]) -> float | None:
+    """A 1-5 factual-correctness score divided by 5 (``None`` stays ``None``: an error is not a score)."""
+    return None if score is None else score / scale_max
+
+
+# --------------------------------------------------------------------------------------------------
+# Pairwise judges run in both orders
+
+VERDICT_A = "A"
+VERDICT_B = "B"
+VERDICT_TIE = "tie"
+VERDICT_ERROR = "error"
+
+CONSISTENT = "consistent"
+BIASED_FIRST = "biased_first"
+BIASED_SECOND = "biased_second"
+CONSISTENCY_ERROR = "error"
+
+
+@dataclass(frozen=True)
+class CombinedVerdict:
+    """Canonical verdict over two orders, and what the pair of verdicts says about position bias."""
+
+    verdict: Literal["A", "B", "tie", "error"]
+    consistency: Literal["consistent", "biased_first", "biased_second", "error"]
+    reason: str
+
+
+def _shown_position(verdict: ParseResult | str | None) -> str | None:
+    if isinstance(verdict, ParseResult):
+        verdict = verdict.value if verdict.ok else None
+    return verdict if verdict in (RESPONSE_1, RESPONSE_2) else None
+
+
+def combine_two_orders(
+    verdict_order1: ParseResult | str | None,
+    verdict_order2: ParseResult | str | None,
+    *,
+    on_one_error: Literal["use_other", "error"] = "use_other",
+) -> CombinedVerdict:
+    """Combine a pairwise judge's verdicts from both presentation orders.
+
+    Order 1 shows canonical A as "Response 1" and B as "Response 2"; order 2 shows them swapped. Each
+    verdict is a :class:`ParseResult`, a ``"Response 1"``/``"Response 2"`` string, or ``None`` for a failed
+    parse. The rule:
+
+    - both name the same canonical response: that response, ``consistent``;
+    - they disagree, i.e. the judge picked the same shown position twice: ``tie`` (the judge could not tell
+      the responses apart beyond their position), ``biased_first`` or ``biased_second``;
+    - one order failed to parse: by default (``on_one_error="use_other"``) the other order's verdict, since
+      it is an ordinary single-order verdict, with consistency ``error`` because position bias cannot be
+      checked; with ``on_one_error="error"`` the combined verdict is ``error``;
+    - both failed: ``error`` / ``error``.
+    """
+    if on_one_error not in ("use_other", "error"):
+        raise ValueError(f"on_one_error must be 'use_other' or 'error', got {on_one_error!r}")
+    first = _shown_position(verdict_order1)
+    second = _shown_position(verdict_order2)
+    canonical_first = None if first is None else (VERDICT_A if first == RESPONSE_1 else VERDICT_B)
+    canonical_second = None if second is None else (VERDICT_B if second == RESPONSE_1 else VERDICT_A)
+
+    if canonical_first is None and canonical_second is None:
+        return CombinedVerdict(VERDICT_ERROR, CONSISTENCY_ERROR, "both orders failed to parse")
+    if canonical_first is None or canonical_second is None:
+        failed = "order 1" if canonical_first is None else "order 2"
+        if on_one_error == "error":
+            return CombinedVerdict(VERDICT_ERROR, CONSISTENCY_ERROR, f"{failed} failed to parse")
+        kept = canonical_first or canonical_second
+        return CombinedVerdict(
+            kept, CONSISTENCY_ERROR, f"{failed} failed to parse; verdict from the other order"
+        )
+    if canonical_first == canonical_second:
+        return CombinedVerdict(canonical_first, CONSISTENT, "both orders agree")
+    if first == RESPONSE_1:
+        return CombinedVerdict(VERDICT_TIE, BIASED_FIRST, "the first shown response won in both orders")
+    return CombinedVerdict(VERDICT_TIE, BIASED_SECOND, "the second shown response won in both orders")

@@ -1,0 +1,102 @@
+"""Sampling parameters shared by every inference backend and stored with every run.
+
+The defaults (temperature 0.6, top-p 0.95, top-k 20) are the settings the IndoPref and SeaBench studies
+used for their LLM judges, so a run started without overrides reproduces their setup. The object is
+frozen and validated on construction: a bad value fails where it is typed, not deep inside a backend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_TEMPERATURE = 0.6
+DEFAULT_TOP_P = 0.95
+DEFAULT_TOP_K = 20
+DEFAULT_MAX_TOKENS = 1024
+
+
+class SamplingParamsError(ValueError):
+    """A sampling parameter is out of range or of the wrong type."""
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return (isinstance(value, int | float)) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How a backend samples tokens.
+
+    ``top_k=None`` means "do not send top-k" (for hosted APIs that reject the field); ``seed=None`` means
+    the server picks. ``stop`` is kept as a tuple so the object stays hashable and immutable.
+    """
+
+    temperature: float = DEFAULT_TEMPERATURE
+    top_p: float = DEFAULT_TOP_P
+    top_k: int | None = DEFAULT_TOP_K
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    seed: int | None = None
+    n: int = 1
+    stop: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not _is_number(self.temperature) or not math.isfinite(self.temperature) or self.temperature < 0:
+            raise SamplingParamsError(f"temperature must be a finite number >= 0, got {self.temperature!r}")
+        if not _is_number(self.top_p) or not (0 < self.top_p <= 1):
+            raise SamplingParamsError(f"top_p must be a number in (0, 1], got {self.top_p!r}")
+        if self.top_k is not None and (not _is_int(self.top_k) or self.top_k < 1):
+            raise SamplingParamsError(f"top_k must be None or an integer >= 1, got {self.top_k!r}")
+        if not _is_int(self.max_tokens) or self.max_tokens < 1:
+            raise SamplingParamsError(f"max_tokens must be an integer >= 1, got {self.max_tokens!r}")
+        if self.seed is not None and (not _is_int(self.seed) or self.seed < 0):
+            raise SamplingParamsError(f"seed must be None or an integer >= 0, got {self.seed!r}")
+        if not _is_int(self.n) or self.n < 1:
+            raise SamplingParamsError(f"n must be an integer >= 1, got {self.n!r}")
+        object.__setattr__(self, "stop", _normalise_stop(self.stop))
+
+    def replace(self, **changes: Any) -> SamplingParams:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict (``stop`` as a list) for storing with a run."""
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "top_k": self.top_k,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "n": self.n,
+            "stop": list(self.stop) if self.stop is not None else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SamplingParams:
+        """Build from a stored dict; missing keys take the defaults, unknown keys are an error."""
+        if not isinstance(data, Mapping):
+            raise SamplingParamsError(f"sampling parameters must be a mapping, got {type(data).__name__}")
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise SamplingParamsError(
+                f"unknown sampling parameter(s): {', '.join(map(str, unknown))}; known: {', '.join(sorted(known))}"
+            )
+        return cls(**dict(data))
+
+
+def _normalise_stop(stop: object) -> tuple[str, ...] | None:
+    if stop is None:
+        return None
+    if isinstance(stop, str):
+        stop = (stop,)
+    if not isinstance(stop, Sequence) or not all(isinstance(item, str) and item for item in stop):
+        raise SamplingParamsError(f"stop must be None, a string or a list of non-empty strings, got {stop!r}")
+    return tuple(stop) if stop else None

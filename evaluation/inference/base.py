@@ -1,0 +1,119 @@
+"""The one interface every model backend implements.
+
+A backend turns a batch of chat requests into a batch of results in the same order. A request that fails
+after the backend's retries becomes a :class:`GenerationResult` with ``error`` set, so one bad prompt never
+costs the rest of a batch; only configuration errors (a missing API key, a wrong URL, a rejected key) raise,
+because every other request would fail the same way. Log-probability scoring of fixed continuations is the
+second operation; backends that cannot do it say so with ``NotImplementedError``.
+
+This package runs on GPU hosts without the web application: it imports no Django.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluation.domain.sampling import SamplingParams
+
+ROLES = ("system", "user", "assistant")
+
+
+class BackendError(Exception):
+    """Base class of the errors a backend raises."""
+
+
+class BackendConfigError(BackendError):
+    """The backend is misconfigured: retrying or moving on to the next request cannot help."""
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion to run.
+
+    ``response_format`` is a bare JSON schema (as from ``judge_templates.json_schema_for``) or ``None``;
+    each backend turns it into its own structured-output request. ``request_id`` comes back on the result so
+    callers can match results to their rows.
+    """
+
+    messages: Sequence[Mapping[str, str]]
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    response_format: Mapping[str, Any] | None = None
+    request_id: str = ""
+
+    def __post_init__(self) -> None:
+        messages = tuple(dict(message) for message in self.messages)
+        if not messages:
+            raise ValueError(f"request {self.request_id!r} has no messages")
+        for index, message in enumerate(messages):
+            if message.get("role") not in ROLES:
+                raise ValueError(
+                    f"request {self.request_id!r} message {index}: role must be one of {', '.join(ROLES)}, "
+                    f"got {message.get('role')!r}"
+                )
+            if not isinstance(message.get("content"), str):
+                raise ValueError(f"request {self.request_id!r} message {index}: content must be a string")
+        object.__setattr__(self, "messages", messages)
+        if not isinstance(self.sampling, SamplingParams):
+            raise ValueError(f"request {self.request_id!r}: sampling must be SamplingParams")
+        if self.response_format is not None and not isinstance(self.response_format, Mapping):
+            raise ValueError(
+                f"request {self.request_id!r}: response_format must be a JSON schema mapping or None"
+            )
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    """What came back for one request.
+
+    ``text`` is the first choice; ``choices`` holds all of them when ``SamplingParams.n > 1``. On failure
+    ``error`` says why (never containing credentials) and ``text`` is empty. ``latency_s`` is the duration
+    of the attempt that produced the result; ``attempts`` counts the tries including retries.
+    """
+
+    request_id: str
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float
+    error: str | None = None
+    finish_reason: str | None = None
+    choices: tuple[str, ...] = ()
+    attempts: int = 1
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Backend(abc.ABC):
+    """A model behind ``generate`` (and optionally ``score_options``).
+
+    Backends hold resources (HTTP connections, a loaded model), so they are context managers; ``close`` is
+    safe to call twice.
+    """
+
+    name: str = "backend"
+
+    @abc.abstractmethod
+    def generate(self, requests: Sequence[ChatRequest]) -> list[GenerationResult]:
+        """Run ``requests``; the i-th result belongs to the i-th request."""
+
+    def score_options(self, prompt: str, options: Sequence[str]) -> list[float]:
+        """Log-probability of each option as the continuation of ``prompt`` (natural log, summed over the
+        option's tokens), in the order given."""
+        raise NotImplementedError(
+            f"the {self.name!r} backend cannot score options by log-probability; use a backend that exposes "
+            "token log-probabilities (transformers, llamacpp) or extract answers from generated text"
+        )
+
+    def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
+        """Release resources."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,78 @@
+"""Backends by name, imported only when asked for.
+
+GPU and local-model backends pull in heavy optional packages (torch, vllm, llama-cpp-python); importing
+them lazily keeps the web application and CPU-only workers free of those packages. A name whose module is
+not there yet, or whose optional packages are not installed, raises :class:`BackendNotAvailable` saying
+which, instead of an ImportError from deep inside.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from typing import Any
+
+from evaluation.inference.base import Backend, BackendConfigError
+
+
+class BackendNotAvailable(BackendConfigError):
+    """The backend is unknown, not implemented yet, or its optional packages are missing."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    module: str
+    attribute: str
+    install_hint: str
+
+
+_BACKENDS: dict[str, _Entry] = {
+    "openai": _Entry("evaluation.inference.openai_backend", "OpenAIBackend", "httpx is a core dependency"),
+    "transformers": _Entry(
+        "evaluation.inference.transformers_backend",
+        "TransformersBackend",
+        "install the 'gpu' extra (transformers and torch)",
+    ),
+    "vllm": _Entry("evaluation.inference.vllm_backend", "VllmBackend", "install the 'gpu' extra (vllm)"),
+    "llamacpp": _Entry(
+        "evaluation.inference.llamacpp_backend",
+        "LlamaCppBackend",
+        "install the 'cpu-models' extra (llama-cpp-python)",
+    ),
+}
+_ALIASES = {"llama.cpp": "llamacpp", "llama_cpp": "llamacpp", "llama-cpp": "llamacpp", "hf": "transformers"}
+
+BACKEND_NAMES: tuple[str, ...] = tuple(_BACKENDS)
+
+
+def normalise_backend_name(name: str) -> str:
+    key = name.strip().lower()
+    return _ALIASES.get(key, key)
+
+
+def backend_class(name: str) -> type[Backend]:
+    """The backend class registered as ``name``; raises :class:`BackendNotAvailable` if it cannot be used."""
+    key = normalise_backend_name(name)
+    entry = _BACKENDS.get(key)
+    if entry is None:
+        raise BackendNotAvailable(f"unknown backend {name!r}; known backends: {', '.join(BACKEND_NAMES)}")
+    if importlib.util.find_spec(entry.module) is None:
+        raise BackendNotAvailable(f"the {key!r} backend is not implemented yet; available now: openai")
+    try:
+        module = importlib.import_module(entry.module)
+    except ModuleNotFoundError as exc:
+        raise BackendNotAvailable(
+            f"the {key!r} backend needs the package {exc.name!r}, which is not installed: {entry.install_hint}"
+        ) from exc
+    cls = getattr(module, entry.attribute, None)
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise BackendNotAvailable(
+            f"the {key!r} backend is not implemented yet ({entry.module}.{entry.attribute})"
+        )
+    return cls
+
+
+def create_backend(name: str, **options: Any) -> Backend:
+    """A backend instance: ``create_backend("openai", base_url=..., model=..., api_key_env=...)``."""
+    return backend_class(name)(**options)
