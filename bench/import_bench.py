@@ -20,6 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+# Query logging under DEBUG would keep the large INSERT statements in memory.
+os.environ.setdefault("DEBUG", "false")
 
 CATEGORIES = ["analysis", "brainstorming", "coding", "creative_writing", "logic", "math", "open_question",
               "safety", "summarization", "translation"]

@@ -1,0 +1,371 @@
+"""The README.md dataset card of an exported preference dataset (Hugging Face format).
+
+The card is a YAML header (what the Hub and ``datasets`` read: licence, languages, task, size, and which
+parquet files make which split) followed by Markdown for people: how the data was made, the rubric and
+guidelines the annotators saw, counts, and agreement figures. Nothing is invented: a figure that was not
+passed in is written as "not computed".
+
+The header is written by a small YAML emitter of our own (mappings, sequences and scalars, every string
+double-quoted with JSON escapes), so the card needs no YAML library; what it writes is read back by
+``yaml.safe_load`` and by ``huggingface_hub.DatasetCard``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+NOT_COMPUTED = "not computed"
+SIZE_BUCKETS = (
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+    (1_000_000_000, "100M<n<1B"),
+)
+STRATEGY_TEXT = {
+    "scores": (
+        "Every pair of responses to the same prompt, ordered by an aggregated score: for each criterion the "
+        "mean rating over annotators, then the weighted sum of those means (or, with lexicographic ordering, "
+        "the criteria compared one after another). Pairs whose scores are equal are ties and were left out, "
+        "as were pairs whose margin is below the minimum margin."
+    ),
+    "best_vs_rest": (
+        "For each prompt the response picked as best by the most annotators is paired, as chosen, with every "
+        "other response to that prompt. Prompts where the most picks are shared, or where most annotators "
+        'said "all bad", give no pairs.'
+    ),
+    "pairwise_majority": (
+        "For each pair of responses shown side by side, the response preferred by most annotators' votes is "
+        'chosen. Pairs whose most frequent vote was "tie" or "both bad", or where the top votes were shared, '
+        "were left out."
+    ),
+}
+COLUMN_TEXT = {
+    "prompt": "The conversation up to the first user turn, as `{role, content}` messages (system messages first).",
+    "chosen": (
+        "The preferred response's continuation: its first answer, then each later user turn followed by its "
+        "answer. `prompt + chosen` is the whole conversation."
+    ),
+    "rejected": "The other response's continuation, laid out like `chosen`.",
+    "chosen_model / rejected_model": "The models that wrote the two responses.",
+    "chosen_score / rejected_score": (
+        "Aggregated score (weighted sum of criterion means), number of best-of-N picks, or number of "
+        "pairwise votes, depending on the strategy."
+    ),
+    "margin": "The difference that decided the pair.",
+    "chosen_score_<criterion> / rejected_score_<criterion>": "Mean rating over annotators per criterion.",
+    "n_annotators": "Distinct annotators who judged the prompt (or the pair, for pairwise votes).",
+    "agreement": "Share of agreeing annotator pairs on the prompt (empty when no target was judged twice).",
+    "category / language / register": "The prompt's category, ISO 639-3 language code and register.",
+}
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
+# PyYAML refuses non-printable characters and treats NEL / LS / PS as line breaks; escape them all.
+_YAML_UNSAFE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029]"
+)
+
+
+@dataclass(frozen=True)
+class AlphaFigure:
+    """Krippendorff's alpha of one criterion; ``alpha=None`` means undefined (no variation in the data)."""
+
+    alpha: float | None
+    ci95: tuple[float, float] | None = None
+    level: str = "ordinal"
+    n_units: int | None = None
+
+
+@dataclass(frozen=True)
+class CardInput:
+    """Everything the card says. Counts are plain mappings so the caller can build them from any source."""
+
+    pretty_name: str
+    license: str
+    languages: Sequence[str]
+    split_rows: Mapping[str, int]
+    summary: str = ""
+    task_categories: Sequence[str] = ("text-generation",)
+    tags: Sequence[str] = ("preference", "dpo", "human-feedback")
+    annotations_creators: Sequence[str] = ("expert-generated",)
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    pair_counts: Mapping[str, Any] | None = None
+    rubric_version: str | int | None = None
+    rubrics: Mapping[str, str | Mapping[str, str]] = field(default_factory=dict)
+    guidelines: str | Mapping[str, str] | None = None
+    category_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    language_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    alpha: Mapping[str, AlphaFigure | None] | None = None
+    judge_agreement: Mapping[str, Mapping[str, Any]] | None = None
+    data_dir: str = "data"
+
+
+def size_category(n_rows: int) -> str:
+    """The Hub's ``size_categories`` bucket: ``n<1K`` below 1,000, ``1K<n<10K`` from 1,000, and so on."""
+    if n_rows < 0:
+        raise ValueError("a row count cannot be negative")
+    for limit, label in SIZE_BUCKETS:
+        if n_rows < limit:
+            return label
+    return "n>1B"
+
+
+def counts_by(splits: Mapping[str, pd.DataFrame], column: str) -> dict[str, dict[str, int]]:
+    """``{value: {split: rows}}`` for the card's count tables; missing values count under ``""``."""
+    out: dict[str, dict[str, int]] = {}
+    for split, frame in splits.items():
+        values = frame[column].astype(object).where(frame[column].notna(), "")
+        for value, n in values.value_counts(sort=False).items():
+            out.setdefault(str(value), {})[split] = int(n)
+    return {value: out[value] for value in sorted(out)}
+
+
+def card_metadata(card: CardInput) -> dict[str, Any]:
+    """The YAML header as a plain dict (also what ``DatasetCard(...).data`` should read back)."""
+    languages = sorted({str(code) for code in card.languages})
+    return {
+        "pretty_name": card.pretty_name,
+        "license": card.license,
+        "language": languages,
+        "multilinguality": "multilingual" if len(languages) > 1 else "monolingual",
+        "annotations_creators": list(card.annotations_creators),
+        "task_categories": list(card.task_categories),
+        "tags": list(card.tags),
+        "size_categories": [size_category(sum(card.split_rows.values()))],
+        "configs": [
+            {
+                "config_name": "default",
+                "data_files": [
+                    {"split": split, "path": f"{card.data_dir}/{split}-*"} for split in card.split_rows
+                ],
+            }
+        ],
+    }
+
+
+def render_dataset_card(card: CardInput) -> str:
+    """The full README.md text: ``---`` YAML header ``---`` then the Markdown body."""
+    header = render_yaml(card_metadata(card))
+    body = [f"# {card.pretty_name}", ""]
+    if card.summary:
+        body += [card.summary.strip(), ""]
+    body += _making_section(card)
+    body += _columns_section()
+    body += _rubric_section(card)
+    body += _counts_section(card)
+    body += _agreement_section(card)
+    body += ["## License", "", f"`{card.license}`", ""]
+    return f"---\n{header}---\n\n" + "\n".join(body).rstrip() + "\n"
+
+
+def _making_section(card: CardInput) -> list[str]:
+    lines = [
+        "## How the data was made",
+        "",
+        "Prompts were grouped by category and answered by several language models. Native speakers judged the "
+        "responses without seeing which model wrote them, in an order shuffled for each annotator, following "
+        "the rubric and guidelines below. Their judgements were then turned into preference pairs.",
+        "",
+    ]
+    strategy = card.parameters.get("strategy")
+    if strategy in STRATEGY_TEXT:
+        lines += [f"Conversion (`{strategy}`): {STRATEGY_TEXT[strategy]}", ""]
+    if card.parameters:
+        lines += [
+            "Parameters:",
+            "",
+            *_table(["parameter", "value"], [[k, _value(v)] for k, v in card.parameters.items()]),
+        ]
+        lines.append("")
+    if card.pair_counts:
+        rows = []
+        for key, value in card.pair_counts.items():
+            if isinstance(value, Mapping):
+                rows += [[f"{key}: {sub}", _value(n)] for sub, n in value.items()]
+            else:
+                rows.append([key, _value(value)])
+        lines += ["What went in and what was left out:", "", *_table(["quantity", "count"], rows), ""]
+    return lines
+
+
+def _columns_section() -> list[str]:
+    rows = [[f"`{name}`" if "/" not in name else name, text] for name, text in COLUMN_TEXT.items()]
+    return ["## Columns", "", *_table(["column", "meaning"], rows), ""]
+
+
+def _rubric_section(card: CardInput) -> list[str]:
+    version = NOT_COMPUTED if card.rubric_version is None else str(card.rubric_version)
+    lines = ["## Rubric", "", f"Rubric version: {version}", ""]
+    if not card.rubrics:
+        lines += ["No rubric text was given.", ""]
+    for criterion, text in card.rubrics.items():
+        lines += [f"### {criterion}", ""]
+        lines += _texts(text)
+    lines += ["## Annotation guidelines", ""]
+    lines += _texts(card.guidelines) if card.guidelines else ["No guidelines were given.", ""]
+    return lines
+
+
+def _texts(text: str | Mapping[str, str]) -> list[str]:
+    if isinstance(text, Mapping):
+        lines: list[str] = []
+        for language, value in text.items():
+            lines += [f"**{language}**", "", str(value).strip(), ""]
+        return lines
+    return [str(text).strip(), ""]
+
+
+def _counts_section(card: CardInput) -> list[str]:
+    splits = list(card.split_rows)
+    lines = [
+        "## Counts",
+        "",
+        *_table(["split", "rows"], [[s, _value(n)] for s, n in card.split_rows.items()]),
+        "",
+    ]
+    for title, counts in (("category", card.category_counts), ("language", card.language_counts)):
+        if not counts:
+            continue
+        rows = []
+        for value, per_split in counts.items():
+            row = [value or "(none)"] + [_value(per_split.get(s, 0)) for s in splits]
+            rows.append(row + [_value(sum(per_split.get(s, 0) for s in splits))])
+        lines += [f"Rows per {title}:", "", *_table([title, *splits, "total"], rows), ""]
+    return lines
+
+
+def _agreement_section(card: CardInput) -> list[str]:
+    lines = ["## Agreement", ""]
+    if not card.alpha:
+        lines += [f"Krippendorff's alpha: {NOT_COMPUTED}.", ""]
+    else:
+        rows = []
+        for criterion, figure in card.alpha.items():
+            if figure is None:
+                rows.append([criterion, "", NOT_COMPUTED, "", ""])
+                continue
+            alpha = "undefined (no variation)" if figure.alpha is None else f"{figure.alpha:.3f}"
+            ci = NOT_COMPUTED if figure.ci95 is None else f"[{figure.ci95[0]:.3f}, {figure.ci95[1]:.3f}]"
+            units = "" if figure.n_units is None else str(figure.n_units)
+            rows.append([criterion, figure.level, alpha, ci, units])
+        lines += [
+            "Krippendorff's alpha per criterion (95% confidence interval from a unit bootstrap):",
+            "",
+            *_table(["criterion", "level", "alpha", "95% CI", "units"], rows),
+            "",
+        ]
+    if card.judge_agreement:
+        metrics: list[str] = []
+        for figures in card.judge_agreement.values():
+            metrics += [m for m in figures if m not in metrics]
+        rows = [
+            [judge] + [_value(figures.get(m), NOT_COMPUTED) for m in metrics]
+            for judge, figures in card.judge_agreement.items()
+        ]
+        lines += [
+            "Agreement of LLM judges with the human preference:",
+            "",
+            *_table(["judge", *metrics], rows),
+            "",
+        ]
+    return lines
+
+
+def _value(value: Any, missing: str = "none") -> str:
+    if value is None:
+        return missing
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return missing if math.isnan(value) else f"{value:.3f}".rstrip("0").rstrip(".")
+    if isinstance(value, (Mapping, list, tuple)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=isinstance(value, Mapping))
+    return str(value)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    def cell(text: str) -> str:
+        return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def render_yaml(data: Mapping[str, Any]) -> str:
+    """Block-style YAML for mappings, sequences and scalars (str, int, finite float, bool, None)."""
+    return "".join(line + "\n" for line in _yaml_mapping(data, 0))
+
+
+def _yaml_mapping(data: Mapping[str, Any], indent: int) -> list[str]:
+    pad = " " * indent
+    lines: list[str] = []
+    for key, value in data.items():
+        name = _yaml_key(key)
+        if isinstance(value, Mapping) and value:
+            lines += [f"{pad}{name}:", *_yaml_mapping(value, indent + 2)]
+        elif isinstance(value, (list, tuple)) and value:
+            lines += [f"{pad}{name}:", *_yaml_sequence(value, indent)]
+        else:
+            lines.append(f"{pad}{name}: {_yaml_scalar(value)}")
+    return lines
+
+
+def _yaml_sequence(items: Sequence[Any], indent: int) -> list[str]:
+    pad = " " * indent
+    lines: list[str] = []
+    for item in items:
+        if isinstance(item, Mapping) and item:
+            nested = _yaml_mapping(item, indent + 2)
+            lines += [f"{pad}- {nested[0].lstrip()}", *nested[1:]]
+        elif isinstance(item, (list, tuple)) and item:
+            lines += [f"{pad}-", *_yaml_sequence(item, indent + 2)]
+        else:
+            lines.append(f"{pad}- {_yaml_scalar(item)}")
+    return lines
+
+
+def _yaml_key(key: Any) -> str:
+    key = str(key)
+    if _PLAIN_KEY.fullmatch(key) and key.lower() not in _YAML_WORDS:
+        return key
+    return _yaml_string(key)
+
+
+def _yaml_scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("YAML header values must be finite numbers")
+        text = repr(value)
+        # YAML 1.1 (PyYAML) reads 1e-05 as a string: a float needs a dot before its exponent.
+        mantissa, e, exponent = text.partition("e")
+        return f"{mantissa}.0e{exponent}" if e and "." not in mantissa else text
+    if isinstance(value, str):
+        return _yaml_string(value)
+    if isinstance(value, Mapping):
+        return "{}"
+    if isinstance(value, (list, tuple)):
+        return "[]"
+    raise TypeError(f"cannot write {type(value).__name__} into the YAML header")
+
+
+def _yaml_string(text: str) -> str:
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
