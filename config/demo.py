@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from annotation import services as annotation_services
+from annotation.models import Project
 from config import roles
 from datasets_app.services import ImportResult, dataset_import
 
@@ -36,10 +38,49 @@ class DemoUser:
     is_staff: bool
 
 
+DEMO_PROJECTS = ("Demo: rating + best of five", "Demo: pairwise A/B")
+DEMO_GROUPS = {"Kelompok A": ("anotator1", "anotator2"), "Kelompok B": ("anotator3", "anotator4")}
+DEMO_INSTRUCTIONS = {
+    "en": "Read the prompt, then rate every response for relevance and fluency from 1 to 5 using the rubric "
+    "on the right, and pick the best one. Compare the two answers in pairwise tasks and vote A, B, tie or "
+    "both bad. Use the keyboard: press ? to see the shortcuts.",
+    "id": "Baca perintahnya, lalu beri nilai 1 sampai 5 untuk relevansi dan kelancaran setiap respons "
+    "sesuai rubrik di samping, dan pilih respons terbaik. Pada tugas berpasangan, bandingkan dua jawaban dan "
+    "pilih A, B, seri, atau keduanya buruk. Gunakan papan ketik: tekan ? untuk melihat pintasan.",
+}
+
+
 @dataclass
 class DemoResult:
     users: list[DemoUser]
     dataset: ImportResult
+    projects: list[str] = field(default_factory=list)
+
+
+def _demo_projects(dataset, users_by_name) -> list[str]:
+    """Two active projects over the sample dataset, two groups each, the demo annotators as members."""
+    common = {
+        "dataset": dataset,
+        "overlap": 2,
+        "seed": 2024,
+        "groups": list(DEMO_GROUPS),
+        "instructions_en": DEMO_INSTRUCTIONS["en"],
+        "instructions_id": DEMO_INSTRUCTIONS["id"],
+    }
+    likert = annotation_services.project_create(
+        name=DEMO_PROJECTS[0], kind="likert", best_pick="required", **common
+    )
+    pairwise = annotation_services.project_create(
+        name=DEMO_PROJECTS[1], kind="pairwise", pair_mode="sample", pairs_per_prompt=3, **common
+    )
+    for project in (likert, pairwise):
+        for group in project.groups.all():
+            for username in DEMO_GROUPS[group.name]:
+                annotation_services.project_member_add(
+                    project=project, user=users_by_name[username], group=group
+                )
+        annotation_services.project_activate(project=project)
+    return [likert.name, pairwise.name]
 
 
 @transaction.atomic
@@ -56,6 +97,8 @@ def demo_load(*, password: str | None = None) -> DemoResult:
         user.save()
         user.groups.set(Group.objects.filter(name__in=role_names))
         users.append(DemoUser(username, secret, list(role_names) or ["admin"], is_staff))
+    # The projects hold the sample dataset's responses; they go first so the dataset can be replaced.
+    Project.objects.filter(name__in=DEMO_PROJECTS).delete()
     result = dataset_import(
         path=DEMO_DATA_DIR / "prompts.jsonl",
         name=DEMO_DATASET_NAME,
@@ -66,4 +109,7 @@ def demo_load(*, password: str | None = None) -> DemoResult:
         license="CC-BY-4.0",
         source="bundled sample (config/demo_data)",
     )
-    return DemoResult(users=users, dataset=result)
+    users_by_name = {
+        user.username: user for user in User.objects.filter(username__in=[u.username for u in users])
+    }
+    return DemoResult(users=users, dataset=result, projects=_demo_projects(result.dataset, users_by_name))

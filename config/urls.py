@@ -7,6 +7,7 @@ from config import views
 
 api_v1 = [
     path("", include("datasets_app.api_urls")),
+    path("", include("annotation.api_urls")),
 ]
 
 urlpatterns = [
@@ -15,6 +16,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("datasets/", include("datasets_app.urls")),
+    path("annotate/", include("annotation.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

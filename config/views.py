@@ -8,6 +8,7 @@ from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django_ratelimit.decorators import ratelimit
 
+from annotation.selectors import annotator_projects
 from config.roles import user_roles
 
 
@@ -31,4 +32,6 @@ def rate_limited(request, exception=None):
 
 @login_required
 def home(request):
-    return render(request, "home.html", {"roles": sorted(user_roles(request.user))})
+    roles = sorted(user_roles(request.user))
+    projects = annotator_projects(user=request.user) if "annotator" in roles else []
+    return render(request, "home.html", {"roles": roles, "annotator_projects": projects})

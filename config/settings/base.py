@@ -190,7 +190,10 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE: dict = {
+    # Claims reclaim their own project's expired leases; this catches projects nobody is claiming in.
+    "annotation-leases-reclaim": {"task": "annotation.leases_reclaim", "schedule": 60.0},
+}
 
 LOGGING = {
     "version": 1,

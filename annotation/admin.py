@@ -1,0 +1,85 @@
+from django.contrib import admin
+
+from annotation.models import (
+    Annotation,
+    AnnotatorGroup,
+    Assignment,
+    Membership,
+    Project,
+    Review,
+    Rubric,
+    Task,
+    TaskSlot,
+)
+
+
+@admin.register(Rubric)
+class RubricAdmin(admin.ModelAdmin):
+    list_display = ["criterion", "category", "version", "created_at"]
+    list_filter = ["criterion", "category"]
+
+
+class GroupInline(admin.TabularInline):
+    model = AnnotatorGroup
+    extra = 0
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ["name", "kind", "dataset", "status", "overlap", "n_tasks", "created_at"]
+    list_filter = ["kind", "status"]
+    search_fields = ["name"]
+    inlines = [GroupInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "project", "group", "n_served", "added_at"]
+    list_filter = ["project"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "prompt", "turn", "is_gold"]
+    list_filter = ["project", "is_gold"]
+    raw_id_fields = ["prompt", "response_a", "response_b"]
+
+
+@admin.register(TaskSlot)
+class TaskSlotAdmin(admin.ModelAdmin):
+    """Read-only: the counts change only through the claim, submit, skip and review services."""
+
+    list_display = ["id", "task", "group", "capacity", "open_count", "active_count", "submitted_count"]
+    list_filter = ["project"]
+    readonly_fields = [f.name for f in TaskSlot._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(AnnotatorGroup)
+class AnnotatorGroupAdmin(admin.ModelAdmin):
+    list_display = ["name", "project"]
+    list_filter = ["project"]
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "task", "annotator", "group", "status", "round", "lease_expires_at"]
+    list_filter = ["project", "status"]
+    raw_id_fields = ["task", "slot", "annotator"]
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(admin.ModelAdmin):
+    list_display = ["id", "assignment", "round", "criterion", "value_int", "choice", "response"]
+    list_filter = ["criterion"]
+    raw_id_fields = ["assignment", "response"]
+
+
+@admin.register(Review)
+class ReviewAdmin(admin.ModelAdmin):
+    list_display = ["id", "assignment", "reviewer", "verdict", "round", "created_at"]
+    list_filter = ["verdict"]
+    raw_id_fields = ["assignment", "annotation"]

@@ -1,0 +1,269 @@
+"""REST operations of annotation, one view per operation, over the same services as the pages.
+
+Annotators address a task by its assignment token (``GET /projects/{id}/next`` returns it as ``task``):
+the token is random, so the URL says nothing about the prompt, the responses or the models.
+"""
+
+from dataclasses import asdict
+
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from django.utils.translation import get_language
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.generics import ListAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors, services
+from annotation.models import AnnotatorGroup, Assignment, Project
+from annotation.serializers import (
+    AnnotationInputSerializer,
+    AnnotationResultSerializer,
+    ErrorSerializer,
+    MemberAddInputSerializer,
+    MemberRemoveInputSerializer,
+    MemberSerializer,
+    NextTaskSerializer,
+    ProgressSerializer,
+    ProjectCreateInputSerializer,
+    ProjectSerializer,
+    ProjectStatusInputSerializer,
+    ProjectUpdateInputSerializer,
+    SkipInputSerializer,
+)
+from config.permissions import HasRole
+from config.roles import ANNOTATOR, PROJECT_MANAGER
+
+NOT_FOUND = OpenApiResponse(description="No such project or task for you.")
+
+
+def _lang(request) -> str:
+    wanted = request.query_params.get("lang") or get_language() or "en"
+    return "id" if wanted.startswith("id") else "en"
+
+
+def _error(exc: services.AnnotationError, code: int = status.HTTP_400_BAD_REQUEST) -> Response:
+    body = {"detail": str(exc)}
+    if isinstance(exc, services.SubmissionInvalid | services.ProjectInvalid):
+        body["errors"] = exc.errors
+    return Response(body, status=code)
+
+
+# --- projects (project managers) -----------------------------------------------------------------------
+
+
+class ProjectListApi(ListAPIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+    serializer_class = ProjectSerializer
+
+    def get_queryset(self):
+        return selectors.project_list().prefetch_related("groups")
+
+
+class ProjectCreateApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(
+        request=ProjectCreateInputSerializer,
+        responses={201: ProjectSerializer, 400: ErrorSerializer},
+        summary="Create a draft project and its tasks from a dataset",
+    )
+    def post(self, request):
+        serializer = ProjectCreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            project = services.project_create(created_by=request.user, **serializer.validated_data)
+        except services.AnnotationError as exc:
+            return _error(exc)
+        return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(responses={200: ProjectSerializer, 404: NOT_FOUND})
+    def get(self, request, project_id: int):
+        return Response(ProjectSerializer(get_object_or_404(Project, pk=project_id)).data)
+
+
+class ProjectUpdateApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(
+        request=ProjectUpdateInputSerializer, responses={200: ProjectSerializer, 400: ErrorSerializer}
+    )
+    def patch(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id)
+        serializer = ProjectUpdateInputSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        try:
+            project = services.project_update(project=project, **serializer.validated_data)
+        except services.AnnotationError as exc:
+            return _error(exc)
+        return Response(ProjectSerializer(project).data)
+
+
+class ProjectDeleteApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(responses={204: None, 409: ErrorSerializer})
+    def delete(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id)
+        try:
+            services.project_delete(project=project)
+        except services.AnnotationError as exc:
+            return _error(exc, status.HTTP_409_CONFLICT)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ProjectStatusApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(
+        request=ProjectStatusInputSerializer,
+        responses={200: ProjectSerializer, 409: ErrorSerializer},
+        summary="Activate, pause or close a project",
+    )
+    def post(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id)
+        serializer = ProjectStatusInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            project = services.project_status_set(project=project, action=serializer.validated_data["action"])
+        except services.AnnotationError as exc:
+            return _error(exc, status.HTTP_409_CONFLICT)
+        return Response(ProjectSerializer(project).data)
+
+
+class ProjectProgressApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(responses={200: ProgressSerializer})
+    def get(self, request, project_id: int):
+        report = selectors.progress_report(project=get_object_or_404(Project, pk=project_id))
+        overall = None
+        if report.project is not None:
+            overall = {**asdict(report.project), "fraction": report.project.fraction}
+        return Response({"project": overall, "groups": report.groups, "annotators": report.annotators})
+
+
+class MemberListApi(ListAPIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+    serializer_class = MemberSerializer
+
+    def get_queryset(self):
+        return selectors.project_members(project=get_object_or_404(Project, pk=self.kwargs["project_id"]))
+
+
+class MemberAddApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(request=MemberAddInputSerializer, responses={201: MemberSerializer, 400: ErrorSerializer})
+    def post(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id)
+        serializer = MemberAddInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            with transaction.atomic():
+                group = AnnotatorGroup.objects.filter(project=project, name=data["group"]).first()
+                if group is None:
+                    group = services.annotator_group_create(project=project, name=data["group"])
+                membership = services.project_member_add(project=project, user=data["user"], group=group)
+        except services.AnnotationError as exc:
+            return _error(exc)
+        return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+
+class MemberRemoveApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(request=MemberRemoveInputSerializer, responses={204: None, 404: NOT_FOUND})
+    def post(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id)
+        serializer = MemberRemoveInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        if not services.project_member_remove(project=project, user=serializer.validated_data["user"]):
+            return Response({"detail": "Not a member."}, status=status.HTTP_404_NOT_FOUND)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- the annotation loop (annotators) -------------------------------------------------------------------
+
+
+class NextTaskApi(APIView):
+    permission_classes = [HasRole(ANNOTATOR)]
+
+    @extend_schema(
+        responses={
+            200: NextTaskSerializer,
+            204: OpenApiResponse(description="Nothing left for you in this project."),
+            404: NOT_FOUND,
+            409: ErrorSerializer,
+        },
+        summary="Claim (or resume) your next blinded task",
+    )
+    def get(self, request, project_id: int):
+        try:
+            assignment = services.assignment_claim(project=Project(pk=project_id), user=request.user)
+        except services.NotAMember:
+            return Response({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
+        except services.AnnotationError as exc:
+            return _error(exc, status.HTTP_409_CONFLICT)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(selectors.task_view(assignment=assignment, lang=_lang(request)).as_payload())
+
+
+class AnnotationCreateApi(APIView):
+    permission_classes = [HasRole(ANNOTATOR)]
+
+    @extend_schema(
+        request=AnnotationInputSerializer,
+        responses={
+            201: AnnotationResultSerializer,
+            200: AnnotationResultSerializer,
+            400: ErrorSerializer,
+            404: NOT_FOUND,
+            409: ErrorSerializer,
+        },
+        summary="Submit (or edit) the answer to a task, addressed by its token",
+    )
+    def post(self, request, token: str):
+        serializer = AnnotationInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            result = services.assignment_submit(
+                token=token,
+                user=request.user,
+                payload=serializer.validated_data["answer"],
+                seconds=serializer.validated_data.get("seconds"),
+            )
+        except Assignment.DoesNotExist:
+            return Response({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
+        except services.SubmissionInvalid as exc:
+            return _error(exc)
+        except services.AnnotationError as exc:
+            return _error(exc, status.HTTP_409_CONFLICT)
+        body = {"task": token, "status": result.assignment.status, "outcome": result.outcome}
+        code = status.HTTP_201_CREATED if result.outcome == "created" else status.HTTP_200_OK
+        return Response(body, status=code)
+
+
+class TaskSkipApi(APIView):
+    permission_classes = [HasRole(ANNOTATOR)]
+
+    @extend_schema(request=SkipInputSerializer, responses={200: AnnotationResultSerializer, 404: NOT_FOUND})
+    def post(self, request, token: str):
+        serializer = SkipInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            assignment = services.assignment_skip(
+                token=token, user=request.user, reason=serializer.validated_data["reason"]
+            )
+        except Assignment.DoesNotExist:
+            return Response({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
+        except services.AnnotationError as exc:
+            return _error(exc, status.HTTP_409_CONFLICT)
+        return Response({"task": token, "status": assignment.status, "outcome": "skipped"})

@@ -1,0 +1,19 @@
+from django.urls import path
+
+from annotation import api
+
+urlpatterns = [
+    path("projects/", api.ProjectListApi.as_view(), name="api-project-list"),
+    path("projects/create", api.ProjectCreateApi.as_view(), name="api-project-create"),
+    path("projects/<int:project_id>", api.ProjectDetailApi.as_view(), name="api-project-detail"),
+    path("projects/<int:project_id>/update", api.ProjectUpdateApi.as_view(), name="api-project-update"),
+    path("projects/<int:project_id>/delete", api.ProjectDeleteApi.as_view(), name="api-project-delete"),
+    path("projects/<int:project_id>/status", api.ProjectStatusApi.as_view(), name="api-project-status"),
+    path("projects/<int:project_id>/progress", api.ProjectProgressApi.as_view(), name="api-project-progress"),
+    path("projects/<int:project_id>/members", api.MemberListApi.as_view(), name="api-member-list"),
+    path("projects/<int:project_id>/members/add", api.MemberAddApi.as_view(), name="api-member-add"),
+    path("projects/<int:project_id>/members/remove", api.MemberRemoveApi.as_view(), name="api-member-remove"),
+    path("projects/<int:project_id>/next", api.NextTaskApi.as_view(), name="api-next-task"),
+    path("tasks/<str:token>/annotations", api.AnnotationCreateApi.as_view(), name="api-annotation-create"),
+    path("tasks/<str:token>/skip", api.TaskSkipApi.as_view(), name="api-task-skip"),
+]

@@ -1,0 +1,332 @@
+"""Rating jobs: rubrics, projects, groups, tasks, assignments, long-format annotations, reviews.
+
+Distribution rests on ``TaskSlot``: one row per (task, group) holding how many of the group's k places
+are open, held by a lease, or submitted. The three counts always add up to k (a check constraint), so no
+race can ever hand out a (k+1)-th place; the claim locks one open slot row and never scans assignments.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
+from django.utils.translation import gettext_lazy as _
+
+from datasets_app.models import Dataset, Prompt, Response
+
+# Per-annotator task order (annotation.domain.blinding): each slot row stores ORDER_SLOTS random keys and
+# every annotator reads one of them from an index, rotated to start at their own offset.
+ORDER_SLOTS = 4
+
+
+def new_token() -> str:
+    """Opaque handle of an assignment in annotator URLs: random, so it says nothing about the task."""
+    return secrets.token_urlsafe(16)
+
+
+class Rubric(models.Model):
+    """Level descriptions of one criterion, for one category ("" = every category without its own)."""
+
+    criterion = models.SlugField(max_length=40)
+    category = models.CharField(max_length=100, blank=True, help_text="Empty: the general rubric.")
+    version = models.PositiveIntegerField(default=1)
+    label = models.JSONField(help_text='Criterion name per language: {"id": ..., "en": ...}.')
+    question = models.JSONField(default=dict, blank=True)
+    levels = models.JSONField(help_text='Per language, level text by scale value: {"id": {"1": ...}}.')
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["criterion", "category", "-version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["criterion", "category", "version"], name="uniq_rubric_criterion_category_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.criterion}/{self.category or 'default'} v{self.version}"
+
+
+class Project(models.Model):
+    class Kind(models.TextChoices):
+        LIKERT = "likert", _("Likert rating")
+        BEST_OF_N = "best_of_n", _("Best of N")
+        PAIRWISE = "pairwise", _("Pairwise A/B")
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", _("Draft")
+        ACTIVE = "active", _("Active")
+        PAUSED = "paused", _("Paused")
+        CLOSED = "closed", _("Closed")
+
+    class BestPick(models.TextChoices):
+        OFF = "off", _("Off")
+        OPTIONAL = "optional", _("Optional")
+        REQUIRED = "required", _("Required")
+
+    class PairMode(models.TextChoices):
+        ALL = "all", _("All pairs")
+        SAMPLE = "sample", _("Sample pairs per prompt")
+
+    class TurnMode(models.TextChoices):
+        OVERALL = "overall", _("Whole conversation")
+        PER_TURN = "per_turn", _("Each turn")
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="annotation_projects")
+    criteria = models.JSONField(default=list, blank=True, help_text="Criteria rated 1-5 (likert).")
+    rubric_versions = models.JSONField(default=dict, blank=True, help_text="Rubric version per criterion.")
+    best_pick = models.CharField(max_length=10, choices=BestPick.choices, default=BestPick.OFF)
+    allow_all_bad = models.BooleanField(default=False)
+    overlap = models.PositiveSmallIntegerField(default=3, help_text="Submissions needed per task per group.")
+    seed = models.PositiveIntegerField(default=0)
+    lease_minutes = models.PositiveIntegerField(default=30)
+    allow_edits = models.BooleanField(default=True, help_text="Submitted answers may be changed later.")
+    instructions_id = models.TextField(blank=True)
+    instructions_en = models.TextField(blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    pair_mode = models.CharField(max_length=10, choices=PairMode.choices, default=PairMode.ALL)
+    pairs_per_prompt = models.PositiveSmallIntegerField(default=3)
+    turn_mode = models.CharField(max_length=10, choices=TurnMode.choices, default=TurnMode.OVERALL)
+    gold_rate = models.FloatField(default=0.0)
+    n_tasks = models.PositiveIntegerField(default=0, help_text="Tasks that count toward k (gold excluded).")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="project_overlap_positive"),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1), name="project_gold_rate_fraction"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_pairwise(self) -> bool:
+        return self.kind == self.Kind.PAIRWISE
+
+
+class AnnotatorGroup(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="groups")
+    name = models.CharField(max_length=100)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="annotator_groups", blank=True
+    )
+
+    class Meta:
+        ordering = ["project", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="uniq_group_name_per_project")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id}:{self.name}"
+
+
+class Membership(models.Model):
+    """An annotator in one group of a project, with their place in their own task order.
+
+    ``cursor_key`` is the order key of the last task they claimed: the next claim reads the index from
+    there, so an annotator far into a large project does not walk past their own finished tasks again.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    group = models.ForeignKey(AnnotatorGroup, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    order_slot = models.PositiveSmallIntegerField(default=0)
+    order_offset = models.BigIntegerField(default=0)
+    cursor_key = models.BigIntegerField(null=True, blank=True)
+    n_served = models.PositiveIntegerField(default=0, help_text="Tasks handed out, gold included.")
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "group", "id"]
+        constraints = [
+            # One group per annotator and project: k per group would mean nothing otherwise.
+            models.UniqueConstraint(fields=["project", "user"], name="uniq_member_per_project")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} in {self.group_id}"
+
+
+class Task(models.Model):
+    """What is shown once: a prompt with its responses, or a response pair (and turn) for pairwise.
+
+    ``response_ids`` fixes the canonical order that assignment permutations index into.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tasks")
+    prompt = models.ForeignKey(Prompt, on_delete=models.PROTECT, related_name="annotation_tasks")
+    response_ids = models.JSONField(help_text="Canonical order of the task's responses.")
+    response_a = models.ForeignKey(
+        Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    response_b = models.ForeignKey(
+        Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    turn = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="0-based turn judged (pairwise)."
+    )
+    is_gold = models.BooleanField(default=False)
+    gold_answer = models.JSONField(null=True, blank=True, help_text="Expected answer in canonical indexes.")
+
+    class Meta:
+        ordering = ["project", "id"]
+        indexes = [models.Index(fields=["project", "is_gold"], name="task_project_gold")]
+
+    def __str__(self) -> str:
+        return f"task {self.pk} of project {self.project_id}"
+
+
+class TaskSlot(models.Model):
+    """The k places a group has on a task: open + active + submitted == capacity, always."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    group = models.ForeignKey(AnnotatorGroup, on_delete=models.CASCADE, related_name="slots")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="slots")
+    capacity = models.PositiveSmallIntegerField()
+    open_count = models.PositiveSmallIntegerField()
+    active_count = models.PositiveSmallIntegerField(default=0)
+    submitted_count = models.PositiveSmallIntegerField(default=0)
+    order_key_0 = models.BigIntegerField()
+    order_key_1 = models.BigIntegerField()
+    order_key_2 = models.BigIntegerField()
+    order_key_3 = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "group"], name="uniq_slot_per_task_group"),
+            models.CheckConstraint(
+                condition=Q(open_count=F("capacity") - F("active_count") - F("submitted_count")),
+                name="slot_counts_add_up_to_capacity",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["group", f"order_key_{i}"], condition=Q(open_count__gt=0), name=f"slot_open_order_{i}"
+            )
+            for i in range(ORDER_SLOTS)
+        ]
+
+    def __str__(self) -> str:
+        return f"slot task={self.task_id} group={self.group_id} ({self.submitted_count}/{self.capacity})"
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", _("Assigned")
+        SUBMITTED = "submitted", _("Submitted")
+        SKIPPED = "skipped", _("Skipped")
+        EXPIRED = "expired", _("Expired")
+
+    token = models.CharField(max_length=32, unique=True, default=new_token, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="assignments")
+    slot = models.ForeignKey(TaskSlot, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    group = models.ForeignKey(AnnotatorGroup, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotation_assignments"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ASSIGNED)
+    round = models.PositiveSmallIntegerField(default=1, help_text="Goes up when a reviewer sends it back.")
+    is_gold = models.BooleanField(default=False)
+    permutation = models.JSONField(help_text="Canonical response indexes in the order shown.")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    seconds_on_task = models.FloatField(null=True, blank=True)
+    skip_reason = models.CharField(max_length=500, blank=True)
+    n_edits = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "annotator"], name="uniq_assignment_task_annotator")
+        ]
+        indexes = [
+            models.Index(fields=["project", "annotator", "status"], name="assignment_own_status"),
+            models.Index(
+                fields=["project", "lease_expires_at"],
+                condition=Q(status="assigned"),
+                name="assignment_open_leases",
+            ),
+            models.Index(fields=["project", "status", "submitted_at"], name="assignment_project_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"assignment {self.pk} ({self.status})"
+
+
+class Annotation(models.Model):
+    """One value in long format: a rating of a response on a criterion, a best pick, or a vote.
+
+    ``response`` is canonical (never a screen position): the rated response, the picked one, or the
+    pairwise winner (empty for a tie or both bad). ``value_int`` holds 1-5 ratings; ``choice`` holds
+    "all_bad" or the canonical pairwise vote A/B/tie/both_bad (A is the task's ``response_a``).
+    """
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="annotations")
+    round = models.PositiveSmallIntegerField(default=1)
+    response = models.ForeignKey(Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    turn = models.PositiveSmallIntegerField(null=True, blank=True)
+    criterion = models.CharField(max_length=40)
+    value_int = models.SmallIntegerField(null=True, blank=True)
+    choice = models.CharField(max_length=20, blank=True)
+    comment = models.TextField(blank=True)
+    rubric_version = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["assignment", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                F("assignment"),
+                F("round"),
+                Coalesce(F("response"), Value(0)),
+                Coalesce(F("turn"), Value(-1)),
+                F("criterion"),
+                name="uniq_annotation_value",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.assignment_id}/{self.criterion}"
+
+
+class Review(models.Model):
+    class Verdict(models.TextChoices):
+        ACCEPT = "accept", _("Accept")
+        REJECT = "reject", _("Reject")
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="reviews")
+    annotation = models.ForeignKey(
+        Annotation, null=True, blank=True, on_delete=models.SET_NULL, related_name="reviews"
+    )
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    verdict = models.CharField(max_length=10, choices=Verdict.choices)
+    comment = models.TextField(blank=True)
+    round = models.PositiveSmallIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "round", "reviewer"],
+                condition=Q(annotation__isnull=True),
+                name="uniq_review_per_round",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} on {self.assignment_id} round {self.round}"

@@ -1,0 +1,435 @@
+"""Reads of annotation: the blinded task an annotator sees, progress, review queues.
+
+Everything built here for an annotator (``task_view``) carries shown positions and labels only: no
+model name, response id, prompt id or dataset meta, so templates and serializers cannot leak them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from itertools import zip_longest
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+
+from annotation.domain import rubrics as default_rubrics
+from annotation.domain.blinding import invert_permutation, shown_labels
+from annotation.domain.gold import gold_accuracy, score_gold
+from annotation.domain.progress import annotator_progress, group_progress, project_progress
+from annotation.domain.submission import ALL_BAD
+from annotation.models import Annotation, Assignment, Membership, Project, Review, Rubric, Task
+from datasets_app.models import Response
+
+# --- the annotator's view --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShownResponse:
+    number: int  # 1-based position on screen
+    label: str
+    turns: list[str]
+
+
+@dataclass(frozen=True)
+class CriterionView:
+    key: str
+    label: dict[str, str]
+    question: dict[str, str]
+    levels: dict[str, list[tuple[int, str]]]  # lang -> [(value, text)]
+    version: int
+
+
+@dataclass
+class TaskView:
+    token: str
+    kind: str
+    status: str
+    round: int
+    project_id: int
+    project_name: str
+    instructions: dict[str, str]
+    category: str
+    category_label: dict[str, str]
+    language: str
+    prompt_turns: list[str]
+    responses: list[ShownResponse]
+    criteria: list[CriterionView]
+    best_pick: str
+    allow_all_bad: bool
+    judged_turn: int | None  # 1-based, pairwise per-turn tasks
+    aligned: list[dict[str, Any]]  # pairwise: per turn, the user message and A/B replies
+    done: int
+    total: int
+    lease_expires_at: Any
+    values: dict[str, Any] = field(default_factory=dict)  # current answer in shown positions
+    review_comment: str = ""
+
+    @property
+    def is_pairwise(self) -> bool:
+        return self.kind == Project.Kind.PAIRWISE
+
+    def as_payload(self) -> dict[str, Any]:
+        """The JSON an API client gets: the same blinded content as the page."""
+        return {
+            "task": self.token,
+            "kind": self.kind,
+            "status": self.status,
+            "round": self.round,
+            "project": {"id": self.project_id, "name": self.project_name},
+            "instructions": self.instructions,
+            "prompt": {
+                "category": self.category,
+                "category_label": self.category_label,
+                "language": self.language,
+                "turns": self.prompt_turns,
+            },
+            "responses": [{"number": r.number, "label": r.label, "turns": r.turns} for r in self.responses],
+            "criteria": [
+                {
+                    "key": c.key,
+                    "label": c.label,
+                    "question": c.question,
+                    "rubric_version": c.version,
+                    "levels": {lang: {str(v): t for v, t in levels} for lang, levels in c.levels.items()},
+                }
+                for c in self.criteria
+            ],
+            "best_pick": self.best_pick,
+            "allow_all_bad": self.allow_all_bad,
+            "judged_turn": self.judged_turn,
+            "progress": {"done": self.done, "total": self.total},
+            "lease_expires_at": self.lease_expires_at.isoformat() if self.lease_expires_at else None,
+            "current": self.values,
+            "review_comment": self.review_comment,
+        }
+
+
+def assignment_for_user(*, token: str, user: AbstractBaseUser) -> Assignment:
+    """The caller's own assignment with what the page needs; another's raises ``DoesNotExist`` (404)."""
+    return Assignment.objects.select_related("task__prompt", "project").get(token=token, annotator_id=user.pk)
+
+
+def rubrics_for(project: Project, category: str) -> list[CriterionView]:
+    """The project's criteria with the rubric of ``category`` (its own wording, else the general one)."""
+    if not project.criteria:
+        return []
+    slug = default_rubrics.normalize_category(category) or ""
+    wanted = Q()
+    for criterion in project.criteria:
+        wanted |= Q(criterion=criterion, version=project.rubric_versions.get(criterion, 1))
+    found: dict[str, Rubric] = {}
+    for rubric in Rubric.objects.filter(wanted, category__in={slug, ""}):
+        if rubric.criterion not in found or rubric.category:
+            found[rubric.criterion] = rubric
+    views = []
+    for criterion in project.criteria:
+        rubric = found.get(criterion)
+        if rubric is None:
+            continue
+        levels = {
+            lang: sorted((int(v), text) for v, text in texts.items()) for lang, texts in rubric.levels.items()
+        }
+        views.append(CriterionView(criterion, rubric.label, rubric.question or {}, levels, rubric.version))
+    return views
+
+
+def done_count(*, project_id: int, user_id: int) -> int:
+    return Assignment.objects.filter(
+        project_id=project_id, annotator_id=user_id, status=Assignment.Status.SUBMITTED, is_gold=False
+    ).count()
+
+
+def _current_values(assignment: Assignment, project: Project, task: Task) -> dict[str, Any]:
+    rows = list(assignment.annotations.filter(round=assignment.round))
+    if not rows and assignment.round > 1:
+        rows = list(assignment.annotations.filter(round=assignment.round - 1))
+    if not rows:
+        return {}
+    shown_of = invert_permutation(assignment.permutation)
+    index_of = {rid: i for i, rid in enumerate(task.response_ids)}
+    swapped = list(assignment.permutation) == [1, 0]
+    values: dict[str, Any] = {}
+    for row in rows:
+        if row.criterion == "comment":
+            values["rationale" if project.is_pairwise else "comment"] = row.comment
+        elif row.criterion == "vote":
+            vote = row.choice
+            if swapped and vote in ("A", "B"):
+                vote = "B" if vote == "A" else "A"
+            values.setdefault("votes", {})[row.turn] = vote
+            values["vote"] = vote
+        elif row.criterion == "best":
+            values["best"] = ALL_BAD if row.choice == ALL_BAD else shown_of[index_of[row.response_id]] + 1
+        else:
+            number = shown_of[index_of[row.response_id]] + 1
+            values.setdefault("ratings", {}).setdefault(str(number), {})[row.criterion] = row.value_int
+    return values
+
+
+def task_view(*, assignment: Assignment, lang: str) -> TaskView:
+    """Everything the task page and the API show, in the order this annotator sees the responses."""
+    task, project = assignment.task, assignment.project
+    prompt = task.prompt
+    by_id = {
+        r.pk: r for r in Response.objects.filter(pk__in=task.response_ids).order_by().only("id", "turns")
+    }
+    canonical = [by_id[rid] for rid in task.response_ids]
+    shown = [canonical[i] for i in assignment.permutation]
+    lang = "id" if lang.startswith("id") else "en"
+    labels = shown_labels(len(shown), lang, pairwise=project.is_pairwise)  # type: ignore[arg-type]
+    responses = [
+        ShownResponse(number=i + 1, label=labels[i], turns=list(r.turns)) for i, r in enumerate(shown)
+    ]
+    turns = list(prompt.turns)
+    aligned: list[dict[str, Any]] = []
+    if project.is_pairwise:
+        last = len(turns) if task.turn is None else task.turn + 1
+        a_turns, b_turns = responses[0].turns, responses[1].turns
+        for i, (user_turn, a, b) in enumerate(zip_longest(turns, a_turns, b_turns, fillvalue="")):
+            if i >= last:
+                break
+            aligned.append({"number": i + 1, "user": user_turn, "a": a, "b": b, "judged": task.turn == i})
+    category_slug = default_rubrics.normalize_category(prompt.category) or ""
+    review = ""
+    if assignment.round > 1:
+        review = (
+            Review.objects.filter(assignment=assignment, verdict=Review.Verdict.REJECT)
+            .order_by("-round", "-id")
+            .values_list("comment", flat=True)
+            .first()
+            or ""
+        )
+    return TaskView(
+        token=assignment.token,
+        kind=project.kind,
+        status=assignment.status,
+        round=assignment.round,
+        project_id=project.pk,
+        project_name=project.name,
+        instructions={"id": project.instructions_id, "en": project.instructions_en},
+        category=category_slug,
+        category_label=default_rubrics.CATEGORY_LABELS.get(
+            category_slug, {"id": prompt.category, "en": prompt.category}
+        ),
+        language=prompt.language,
+        prompt_turns=turns,
+        responses=responses,
+        criteria=rubrics_for(project, prompt.category),
+        best_pick=project.best_pick,
+        allow_all_bad=project.allow_all_bad,
+        judged_turn=None if task.turn is None else task.turn + 1,
+        aligned=aligned,
+        done=done_count(project_id=project.pk, user_id=assignment.annotator_id),
+        total=project.n_tasks,
+        lease_expires_at=assignment.lease_expires_at
+        if assignment.status == Assignment.Status.ASSIGNED
+        else None,
+        values=_current_values(assignment, project, task)
+        if assignment.status != "assigned" or assignment.round > 1
+        else {},
+        review_comment=review,
+    )
+
+
+# --- annotators' projects ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnnotatorProject:
+    project: Project
+    group_name: str
+    done: int
+    total: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 100
+
+
+def annotator_projects(*, user: AbstractBaseUser) -> list[AnnotatorProject]:
+    """Active and paused projects the user annotates in, with their own progress (one query)."""
+    done = (
+        Assignment.objects.filter(
+            project_id=OuterRef("project_id"),
+            annotator_id=user.pk,
+            status=Assignment.Status.SUBMITTED,
+            is_gold=False,
+        )
+        .order_by()
+        .values("project_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    memberships = (
+        Membership.objects.filter(
+            user_id=user.pk, project__status__in=[Project.Status.ACTIVE, Project.Status.PAUSED]
+        )
+        .select_related("project", "group")
+        .annotate(done=Coalesce(Subquery(done), 0))
+        .order_by("-project__created_at", "-project_id")
+    )
+    return [AnnotatorProject(m.project, m.group.name, m.done, m.project.n_tasks) for m in memberships]
+
+
+def membership_for(*, project_id: int, user: AbstractBaseUser) -> Membership | None:
+    return (
+        Membership.objects.select_related("project", "group")
+        .filter(project_id=project_id, user_id=user.pk)
+        .first()
+    )
+
+
+# --- managers -------------------------------------------------------------------------------------------
+
+
+def project_list() -> QuerySet[Project]:
+    return (
+        Project.objects.select_related("dataset")
+        .annotate(n_groups=Count("groups", distinct=True))
+        .order_by("-created_at", "-id")
+    )
+
+
+def project_members(*, project: Project) -> QuerySet[Membership]:
+    return (
+        Membership.objects.filter(project=project)
+        .select_related("user", "group")
+        .order_by("group_id", "user__username")
+    )
+
+
+@dataclass(frozen=True)
+class ProgressReport:
+    project: Any
+    annotators: list[dict[str, Any]]
+    groups: list[dict[str, Any]]
+
+
+def _answer_of(rows: list[dict[str, Any]], kind: str, task: Task) -> object:
+    index_of = {rid: i for i, rid in enumerate(task.response_ids)}
+    if kind == Project.Kind.LIKERT:
+        ratings: dict[int, dict[str, int]] = {}
+        for row in rows:
+            if row["value_int"] is not None:
+                ratings.setdefault(index_of[row["response_id"]], {})[row["criterion"]] = row["value_int"]
+        return ratings
+    if kind == Project.Kind.BEST_OF_N:
+        for row in rows:
+            if row["criterion"] == "best":
+                return ALL_BAD if row["choice"] == ALL_BAD else index_of[row["response_id"]]
+        return None
+    votes = {row["turn"]: row["choice"] for row in rows if row["criterion"] == "vote"}
+    return votes.get(task.turn) if len(votes) == 1 else votes
+
+
+def gold_scores(*, project: Project) -> dict[Hashable, Any]:
+    """Per annotator (username) gold accuracy over submitted gold assignments."""
+    gold = list(
+        Assignment.objects.filter(
+            project=project, is_gold=True, status=Assignment.Status.SUBMITTED
+        ).select_related("task", "annotator")
+    )
+    if not gold:
+        return {}
+    rows_by_assignment: dict[int, list[dict[str, Any]]] = {}
+    for row in Annotation.objects.filter(assignment__in=gold).values(
+        "assignment_id", "round", "response_id", "turn", "criterion", "value_int", "choice"
+    ):
+        rows_by_assignment.setdefault(row["assignment_id"], []).append(row)
+    scored = []
+    for assignment in gold:
+        rows = [r for r in rows_by_assignment.get(assignment.pk, []) if r["round"] == assignment.round]
+        answer = _answer_of(rows, project.kind, assignment.task)
+        if answer is None:
+            continue
+        score = score_gold(project.kind, assignment.task.gold_answer, answer)
+        scored.append({"annotator": assignment.annotator.get_username(), "score": score})
+    return gold_accuracy(scored)
+
+
+def progress_report(*, project: Project) -> ProgressReport:
+    """Per annotator and per group: done, skipped, expired, in progress, median seconds, gold accuracy."""
+    rows = list(
+        Assignment.objects.filter(project=project).values(
+            "task_id", "status", "started_at", "submitted_at", "is_gold", "annotator__username", "group__name"
+        )
+    )
+    plain = [
+        {
+            "task": r["task_id"],
+            "status": r["status"],
+            "started_at": r["started_at"],
+            "submitted_at": r["submitted_at"],
+            "gold": r["is_gold"],
+            "annotator": r["annotator__username"],
+            "group": r["group__name"],
+        }
+        for r in rows
+    ]
+    gold = gold_scores(project=project)
+    annotators = []
+    per_annotator = annotator_progress(plain)
+    members = list(project_members(project=project))
+    for membership in members:
+        name = membership.user.get_username()
+        item = per_annotator.get(name)
+        accuracy = gold.get(name)
+        annotators.append(
+            {
+                "annotator": name,
+                "group": membership.group.name,
+                "done": item.work.done if item else 0,
+                "skipped": item.work.skipped if item else 0,
+                "expired": item.work.expired if item else 0,
+                "in_progress": item.work.in_progress if item else 0,
+                "median_seconds": item.work.median_seconds if item else None,
+                "gold_items": accuracy.n_items if accuracy else 0,
+                "gold_accuracy": accuracy.mean_score if accuracy else None,
+            }
+        )
+    group_names = list(project.groups.order_by("id").values_list("name", flat=True))
+    per_group = group_progress(plain, k=project.overlap, n_tasks=project.n_tasks)
+    n_members = Counter(m.group.name for m in members)
+    groups = []
+    for name in group_names:
+        item = per_group.get(name)
+        groups.append(
+            {
+                "group": name,
+                "members": n_members.get(name, 0),
+                "done": item.work.done if item else 0,
+                "skipped": item.work.skipped if item else 0,
+                "in_progress": item.work.in_progress if item else 0,
+                "median_seconds": item.work.median_seconds if item else None,
+                "required": project.overlap * project.n_tasks,
+                "toward_k": item.submitted_toward_k if item else 0,
+                "tasks_complete": item.tasks_complete if item else 0,
+            }
+        )
+    overall = None
+    if group_names:
+        overall = project_progress(
+            [r for r in plain if r["group"] in group_names],
+            k=project.overlap,
+            n_tasks=project.n_tasks,
+            groups=group_names,
+        )
+    return ProgressReport(project=overall, annotators=annotators, groups=groups)
+
+
+# --- reviewers ------------------------------------------------------------------------------------------
+
+
+def review_queue(*, project: Project | None = None) -> QuerySet[Assignment]:
+    """Submitted, non-gold work without a review in its current round, oldest first."""
+    reviewed = Review.objects.filter(assignment_id=OuterRef("pk"), round=OuterRef("round"))
+    qs = Assignment.objects.filter(status=Assignment.Status.SUBMITTED, is_gold=False).filter(
+        ~Exists(reviewed)
+    )
+    if project is not None:
+        qs = qs.filter(project=project)
+    return qs.select_related("project", "annotator", "task__prompt").order_by("submitted_at", "id")

@@ -1,0 +1,166 @@
+"""Input and output shapes of the annotation API. Annotator-facing outputs carry no model name,
+response id, prompt id or dataset meta: they are built from ``selectors.TaskView`` only."""
+
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from annotation.models import Membership, Project
+from datasets_app.models import Dataset
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    groups = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Project
+        fields = [
+            "id",
+            "name",
+            "description",
+            "kind",
+            "dataset",
+            "criteria",
+            "rubric_versions",
+            "best_pick",
+            "allow_all_bad",
+            "overlap",
+            "seed",
+            "lease_minutes",
+            "allow_edits",
+            "instructions_id",
+            "instructions_en",
+            "status",
+            "pair_mode",
+            "pairs_per_prompt",
+            "turn_mode",
+            "gold_rate",
+            "n_tasks",
+            "groups",
+            "created_at",
+        ]
+
+    def get_groups(self, project) -> list[str]:
+        return [group.name for group in project.groups.all()]
+
+
+class ProjectCreateInputSerializer(serializers.Serializer):
+    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
+    name = serializers.CharField(max_length=200)
+    kind = serializers.ChoiceField(choices=Project.Kind.choices)
+    criteria = serializers.ListField(child=serializers.CharField(max_length=40), required=False)
+    best_pick = serializers.ChoiceField(choices=Project.BestPick.choices, default="off")
+    allow_all_bad = serializers.BooleanField(default=False)
+    overlap = serializers.IntegerField(min_value=1, max_value=50, default=3)
+    seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False, allow_null=True)
+    lease_minutes = serializers.IntegerField(min_value=1, max_value=7 * 24 * 60, default=30)
+    allow_edits = serializers.BooleanField(default=True)
+    instructions_id = serializers.CharField(required=False, allow_blank=True, default="")
+    instructions_en = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    pair_mode = serializers.ChoiceField(choices=Project.PairMode.choices, default="all")
+    pairs_per_prompt = serializers.IntegerField(min_value=1, default=3)
+    turn_mode = serializers.ChoiceField(choices=Project.TurnMode.choices, default="overall")
+    gold_rate = serializers.FloatField(min_value=0, max_value=1, default=0)
+    groups = serializers.ListField(child=serializers.CharField(max_length=100), default=["A"], min_length=1)
+
+
+class ProjectUpdateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(required=False, allow_blank=True)
+    instructions_id = serializers.CharField(required=False, allow_blank=True)
+    instructions_en = serializers.CharField(required=False, allow_blank=True)
+    lease_minutes = serializers.IntegerField(min_value=1, max_value=7 * 24 * 60, required=False)
+    allow_edits = serializers.BooleanField(required=False)
+    gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
+    best_pick = serializers.ChoiceField(choices=Project.BestPick.choices, required=False)
+    allow_all_bad = serializers.BooleanField(required=False)
+    overlap = serializers.IntegerField(min_value=1, max_value=50, required=False)
+
+
+class ProjectStatusInputSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["activate", "pause", "close"])
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username")
+    group = serializers.CharField(source="group.name")
+
+    class Meta:
+        model = Membership
+        fields = ["user", "username", "group", "added_at"]
+
+
+class MemberAddInputSerializer(serializers.Serializer):
+    user = serializers.SlugRelatedField(slug_field="username", queryset=get_user_model().objects.all())
+    group = serializers.CharField(max_length=100, help_text="Group name; created when missing.")
+
+
+class MemberRemoveInputSerializer(serializers.Serializer):
+    user = serializers.SlugRelatedField(slug_field="username", queryset=get_user_model().objects.all())
+
+
+class ShownResponseSerializer(serializers.Serializer):
+    number = serializers.IntegerField(help_text="1-based position on screen.")
+    label = serializers.CharField()
+    turns = serializers.ListField(child=serializers.CharField(allow_blank=True))
+
+
+class CriterionSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.DictField(child=serializers.CharField())
+    question = serializers.DictField(child=serializers.CharField())
+    rubric_version = serializers.IntegerField()
+    levels = serializers.DictField(child=serializers.DictField(child=serializers.CharField()))
+
+
+class NextTaskSerializer(serializers.Serializer):
+    """A blinded task. ``task`` is the assignment's opaque token, used in the annotations URL."""
+
+    task = serializers.CharField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    round = serializers.IntegerField()
+    project = serializers.DictField()
+    instructions = serializers.DictField(child=serializers.CharField(allow_blank=True))
+    prompt = serializers.DictField()
+    responses = ShownResponseSerializer(many=True)
+    criteria = CriterionSerializer(many=True)
+    best_pick = serializers.CharField()
+    allow_all_bad = serializers.BooleanField()
+    judged_turn = serializers.IntegerField(allow_null=True)
+    progress = serializers.DictField(child=serializers.IntegerField())
+    lease_expires_at = serializers.DateTimeField(allow_null=True)
+    current = serializers.DictField()
+    review_comment = serializers.CharField(allow_blank=True)
+
+
+class AnnotationInputSerializer(serializers.Serializer):
+    """Answer in the positions the annotator saw; validated by ``annotation.domain.submission``.
+
+    Likert: ``{"ratings": {"1": {"relevance": 4, "fluency": 5}, ...}, "best": 2, "comment": ""}``;
+    best-of-N: ``{"best": 3}``; pairwise: ``{"vote": "A" | "B" | "tie" | "both_bad", "rationale": ""}``.
+    """
+
+    answer = serializers.DictField(help_text="The answer object described above.")
+    seconds = serializers.FloatField(required=False, min_value=0, help_text="Time the task was in view.")
+
+
+class AnnotationResultSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    status = serializers.CharField()
+    outcome = serializers.ChoiceField(choices=["created", "unchanged", "edited"])
+
+
+class SkipInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=500, allow_blank=True, default="")
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    errors = serializers.DictField(required=False)
+
+
+class ProgressSerializer(serializers.Serializer):
+    project = serializers.DictField(allow_null=True)
+    groups = serializers.ListField(child=serializers.DictField())
+    annotators = serializers.ListField(child=serializers.DictField())

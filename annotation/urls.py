@@ -1,0 +1,21 @@
+from django.urls import path
+
+from annotation import views
+
+app_name = "annotation"
+urlpatterns = [
+    path("projects/<int:project_id>/", views.project_start, name="start"),
+    path("t/<str:token>/", views.task_page, name="task"),
+    path("t/<str:token>/submit", views.task_submit, name="submit"),
+    path("t/<str:token>/skip", views.task_skip, name="skip"),
+    path("manage/", views.manage_list, name="manage_list"),
+    path("manage/new/", views.manage_create, name="manage_create"),
+    path("manage/<int:project_id>/", views.manage_detail, name="manage_detail"),
+    path("manage/<int:project_id>/status", views.manage_status, name="manage_status"),
+    path("manage/<int:project_id>/groups", views.manage_group_add, name="manage_group_add"),
+    path("manage/<int:project_id>/members", views.manage_member_add, name="manage_member_add"),
+    path("manage/<int:project_id>/members/remove", views.manage_member_remove, name="manage_member_remove"),
+    path("manage/<int:project_id>/reclaim", views.manage_reclaim, name="manage_reclaim"),
+    path("review/", views.review_list, name="review"),
+    path("review/<int:assignment_id>", views.review_submit, name="review_submit"),
+]

@@ -1,0 +1,83 @@
+"""An annotator works through tasks with the keyboard only, in headless Chromium."""
+
+import pytest
+from django.core.cache import cache
+
+from annotation import services
+from annotation.models import Annotation
+from tests.annotation import conftest as annotation_fixtures
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+make_project = annotation_fixtures.make_project  # the rating-job project builder, as a fixture here
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limit_leftovers():
+    cache.clear()
+
+
+def join(project, user):
+    services.project_member_add(project=project, user=user, group=project.groups.get())
+    services.project_activate(project=project)
+
+
+def start(page, project_name: str):
+    page.goto("/")
+    page.locator("[data-testid=annotator-project]", has_text=project_name).get_by_role(
+        "button", name="Start / continue"
+    ).click()
+    page.wait_for_selector("#task-form")
+
+
+def test_likert_with_the_keyboard_only(page, login, make_project):
+    project = make_project(n_prompts=2, n_models=2, per_group=0, activate=False, best_pick="optional")
+    user = login(page, "annotator", username="ani")
+    join(project, user)
+    start(page, project.name)
+    progress = page.locator("[data-testid=progress]")
+    assert progress.inner_text() == "0 of 2 done"
+    first_url = page.url
+    # Two responses x two criteria: each digit rates the highlighted scale and moves on.
+    for key in ("4", "5", "3", "2"):
+        page.keyboard.press(key)
+    # Best pick: b, then the response number.
+    page.keyboard.press("b")
+    page.keyboard.press("2")
+    assert page.locator("fieldset.scale input:checked").count() == 4
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelector('[data-testid=progress]').innerText === '1 of 2 done'")
+    assert page.url != first_url  # the next task's own address, without a page load
+    assert page.locator("fieldset.scale input:checked").count() == 0
+    values = sorted(
+        Annotation.objects.filter(criterion__in=["relevance", "fluency"]).values_list("value_int", flat=True)
+    )
+    assert values == [2, 3, 4, 5]
+    assert Annotation.objects.filter(criterion="best").count() == 1
+
+
+def test_pairwise_tie_with_the_keyboard_only(page, login, make_project):
+    project = make_project(kind="pairwise", n_prompts=2, n_models=2, n_turns=2, per_group=0, activate=False)
+    user = login(page, "annotator", username="budi")
+    join(project, user)
+    start(page, project.name)
+    assert page.locator(".pair").count() == 2  # two turns, side by side
+    page.keyboard.press("t")
+    assert page.locator("input[name=vote][value=tie]").is_checked()
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelector('[data-testid=progress]').innerText === '1 of 2 done'")
+    assert Annotation.objects.get(criterion="vote").choice == "tie"
+
+
+def test_task_page_fits_a_phone(phone_page, login, make_project):
+    project = make_project(n_prompts=1, n_models=3, per_group=0, activate=False)
+    user = login(phone_page, "annotator", username="cici")
+    join(project, user)
+    start(phone_page, project.name)
+    width = phone_page.evaluate("document.documentElement.scrollWidth")
+    wide = phone_page.evaluate(
+        "Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > 391)"
+        ".map(e => e.tagName + '.' + e.className).slice(0, 8)"
+    )
+    assert width <= 390, wide
+    box = phone_page.locator("[data-testid=submit]").bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 390

@@ -1,0 +1,98 @@
+"""Exact-k distribution under real concurrency on PostgreSQL: 30 annotators in two groups race."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, defaultdict
+from datetime import timedelta
+
+import pytest
+from django.db import connection, connections
+from django.utils import timezone
+
+from annotation import services
+from annotation.models import Assignment, TaskSlot
+from tests.annotation import conftest as annotation_fixtures
+from tests.annotation.conftest import build_dataset
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+make_project = annotation_fixtures.make_project  # the rating-job project builder, as a fixture here
+
+N_TASKS = 500
+K = 3
+PER_GROUP = 15
+
+
+def race(project, users) -> list[BaseException]:
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(users))
+
+    def work(user):
+        try:
+            start.wait()
+            misses = 0
+            # A claim can find nothing while the last open places are locked by claims in flight;
+            # only a few empty answers in a row mean the group needs nothing more from this annotator.
+            while misses < 3:
+                assignment = services.assignment_claim(project=project, user=user)
+                if assignment is None:
+                    misses += 1
+                    time.sleep(0.05)
+                    continue
+                misses = 0
+                services.assignment_submit(token=assignment.token, user=user, payload={"best": 1})
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(u,)) for u in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return errors
+
+
+def test_thirty_annotators_two_groups_exactly_k_each(make_project, make_user):
+    assert connection.vendor == "postgresql"
+    dataset = build_dataset(n_prompts=N_TASKS, n_models=2)
+    project = make_project(kind="best_of_n", dataset=dataset, groups=2, per_group=PER_GROUP, overlap=K)
+    group_one = project.groups.order_by("id").first()
+
+    # A holder that dies: it claims a task and never comes back; its lease has run out by the race.
+    dead = make_user("annotator")
+    services.project_member_add(project=project, user=dead, group=group_one)
+    abandoned = services.assignment_claim(project=project, user=dead)
+    Assignment.objects.filter(pk=abandoned.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+
+    started = time.monotonic()
+    errors = race(project, project.annotators)
+    elapsed = time.monotonic() - started
+    assert not errors, errors[:3]
+
+    abandoned.refresh_from_db()
+    assert abandoned.status == "expired"
+
+    submitted = list(
+        Assignment.objects.filter(project=project, status="submitted").values_list(
+            "task_id", "group_id", "annotator_id"
+        )
+    )
+    per_task_group = defaultdict(list)
+    for task_id, group_id, annotator_id in submitted:
+        per_task_group[(task_id, group_id)].append(annotator_id)
+    # 500 tasks x 2 groups, each with exactly 3 distinct annotators; nobody had a task twice.
+    assert len(per_task_group) == N_TASKS * 2
+    assert all(len(a) == K and len(set(a)) == K for a in per_task_group.values())
+    assert max(Counter((t, a) for t, _, a in submitted).values()) == 1
+    # The abandoned task was completed by three others in the dead holder's group.
+    others = per_task_group[(abandoned.task_id, group_one.pk)]
+    assert dead.pk not in others and len(others) == K
+    assert (
+        not TaskSlot.objects.filter(project=project)
+        .exclude(open_count=0, active_count=0, submitted_count=K)
+        .exists()
+    )
+    print(f"{len(submitted)} submissions by 30 threads in {elapsed:.1f} s")
