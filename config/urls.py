@@ -8,6 +8,7 @@ from config import views
 api_v1 = [
     path("", include("datasets_app.api_urls")),
     path("", include("annotation.api_urls")),
+    path("", include("evaluation.api_urls")),
 ]
 
 urlpatterns = [
@@ -17,6 +18,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("datasets/", include("datasets_app.urls")),
     path("annotate/", include("annotation.urls")),
+    path("evaluation/", include("evaluation.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

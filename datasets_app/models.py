@@ -67,6 +67,13 @@ class Response(models.Model):
     model_name = models.CharField(max_length=200)
     turns = models.JSONField(help_text="Assistant messages, one per turn.")
     origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.IMPORTED)
+    generation_run = models.ForeignKey(
+        "evaluation.GenerationRun",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="responses",
+    )
     meta = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -77,7 +84,12 @@ class Response(models.Model):
                 fields=["prompt", "model_name"],
                 condition=models.Q(origin="imported"),
                 name="uniq_imported_response_per_model",
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["prompt", "model_name", "generation_run"],
+                condition=models.Q(origin="generated"),
+                name="uniq_generated_response_per_run",
+            ),
         ]
 
     def __str__(self) -> str:

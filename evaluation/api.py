@@ -1,0 +1,361 @@
+"""REST operations of evaluation, one view per operation: endpoints, runs (start, inspect, cancel), results."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Sequence
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.generics import ListAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Project
+from config.permissions import HasRole
+from config.roles import DATA_ROLES
+from datasets_app.models import Dataset
+from evaluation import selectors, services
+from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun, JudgeTemplate, ModelEndpoint
+from evaluation.serializers import (
+    BENCHMARK_RESULT_FIELDS,
+    JUDGMENT_FIELDS,
+    PAIR_VERDICT_FIELDS,
+    BenchmarkResultSerializer,
+    BenchmarkRunInputSerializer,
+    BenchmarkRunSerializer,
+    CancelResultSerializer,
+    EndpointInputSerializer,
+    EndpointSerializer,
+    EndpointUpdateSerializer,
+    GenerationRunInputSerializer,
+    GenerationRunSerializer,
+    JudgeRunInputSerializer,
+    JudgeRunSerializer,
+    JudgmentSerializer,
+    PairVerdictSerializer,
+)
+from evaluation.services import RunConfigError
+
+PERMISSIONS = [HasRole(*DATA_ROLES)]
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+def csv_response(rows: Iterable[dict], fields: Sequence[str], filename: str) -> StreamingHttpResponse:
+    """A streamed CSV download (bounded memory for large runs)."""
+    writer = csv.DictWriter(_Echo(), fieldnames=list(fields), extrasaction="ignore")
+
+    def lines():
+        yield writer.writeheader()
+        for row in rows:
+            yield writer.writerow(row)
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _bad_request(exc: Exception) -> Response:
+    if isinstance(exc, ValidationError):
+        return Response(
+            exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}, status=400
+        )
+    return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+
+
+# ---- endpoints -------------------------------------------------------------------------------------------
+
+
+class EndpointListApi(ListAPIView):
+    permission_classes = PERMISSIONS
+    serializer_class = EndpointSerializer
+
+    def get_queryset(self):
+        return selectors.endpoint_list()
+
+
+class EndpointCreateApi(APIView):
+    permission_classes = PERMISSIONS
+
+    @extend_schema(
+        request=EndpointInputSerializer,
+        responses={201: EndpointSerializer},
+        summary="Register a model endpoint",
+    )
+    def post(self, request):
+        serializer = EndpointInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            endpoint = services.endpoint_create(user=request.user, **serializer.validated_data)
+        except ValidationError as exc:
+            return _bad_request(exc)
+        return Response(EndpointSerializer(endpoint).data, status=status.HTTP_201_CREATED)
+
+
+class EndpointDetailApi(APIView):
+    permission_classes = PERMISSIONS
+
+    @extend_schema(responses={200: EndpointSerializer})
+    def get(self, request, endpoint_id: int):
+        return Response(EndpointSerializer(get_object_or_404(ModelEndpoint, pk=endpoint_id)).data)
+
+
+class EndpointUpdateApi(APIView):
+    permission_classes = PERMISSIONS
+
+    @extend_schema(
+        request=EndpointUpdateSerializer, responses={200: EndpointSerializer}, summary="Change an endpoint"
+    )
+    def patch(self, request, endpoint_id: int):
+        endpoint = get_object_or_404(ModelEndpoint, pk=endpoint_id)
+        serializer = EndpointUpdateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            endpoint = services.endpoint_update(endpoint=endpoint, **serializer.validated_data)
+        except ValidationError as exc:
+            return _bad_request(exc)
+        return Response(EndpointSerializer(endpoint).data)
+
+
+# ---- runs ------------------------------------------------------------------------------------------------
+
+
+def _endpoint(slug: str) -> ModelEndpoint:
+    return get_object_or_404(ModelEndpoint, slug=slug)
+
+
+class GenerationRunListApi(ListAPIView):
+    permission_classes = PERMISSIONS
+    serializer_class = GenerationRunSerializer
+
+    def get_queryset(self):
+        return GenerationRun.objects.select_related("dataset").prefetch_related("endpoints")
+
+
+class GenerationRunStartApi(APIView):
+    permission_classes = PERMISSIONS
+
+    @extend_schema(
+        request=GenerationRunInputSerializer,
+        responses={201: GenerationRunSerializer},
+        summary="Start a generation run",
+    )
+    def post(self, request):
+        serializer = GenerationRunInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        dataset = get_object_or_404(Dataset, pk=data["dataset"])
+        endpoints = [_endpoint(slug) for slug in data["endpoints"]]
+        try:
+            with transaction.atomic():
+                run = services.generation_run_start(
+                    dataset=dataset,
+                    endpoints=endpoints,
+                    n_per_prompt=data["n_per_prompt"],
+                    options=data["options"],
+                    name=data["name"],
+                    user=request.user,
+                )
+        except RunConfigError as exc:
+            return _bad_request(exc)
+        return Response(GenerationRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeRunListApi(ListAPIView):
+    permission_classes = PERMISSIONS
+    serializer_class = JudgeRunSerializer
+
+    def get_queryset(self):
+        return JudgeRun.objects.select_related("endpoint", "template")
+
+
+class JudgeRunStartApi(APIView):
+    permission_classes = PERMISSIONS
+
+    @extend_schema(
+        request=JudgeRunInputSerializer, responses={201: JudgeRunSerializer}, summary="Start a judge run"
+    )
+    def post(self, request):
+        serializer = JudgeRunInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        dataset = get_object_or_404(Dataset, pk=data["dataset"]) if data.get("dataset") else None
+        project = (
+            get_object_or_404(Project, pk=data["annotation_project"])
+            if data.get("annotation_project")
+            else None
+        )
+        template = get_object_or_404(JudgeTemplate, pk=data["template"]) if data.get("template") else None
+        try:
+            with transaction.atomic():
+                run = services.judge_run_start(
+                    judge_kind=data["judge_kind"],
+                    endpoint=_endpoint(data["endpoint"]),
+                    dataset=dataset,
+                    annotation_project=project,
+                    template=template,
+                    order_mode=data["order_mode"],
+                    options=data["options"],
+                    name=data["name"],
+                    user=request.user,
+                )
+        except RunConfigError as exc:
+            return _bad_request(exc)
+        return Response(JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class BenchmarkRunListApi(ListAPIView):
+    permission_classes = PERMISSIONS
+    serializer_class = BenchmarkRunSerializer
+
+    def get_queryset(self):
+        return BenchmarkRun.objects.select_related("endpoint", "judge_endpoint")
+
+
+class BenchmarkRunStartApi(APIView):
+    permission_classes = PERMISSIONS
+
+    @extend_schema(
+        request=BenchmarkRunInputSerializer,
+        responses={201: BenchmarkRunSerializer},
+        summary="Start a benchmark run",
+    )
+    def post(self, request):
+        serializer = BenchmarkRunInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        judge = _endpoint(data["judge_endpoint"]) if data.get("judge_endpoint") else None
+        try:
+            with transaction.atomic():
+                run = services.benchmark_run_start(
+                    task=data["task"],
+                    endpoint=_endpoint(data["endpoint"]),
+                    dataset=get_object_or_404(Dataset, pk=data["dataset"]),
+                    judge_endpoint=judge,
+                    options=data["options"],
+                    name=data["name"],
+                    user=request.user,
+                )
+        except RunConfigError as exc:
+            return _bad_request(exc)
+        return Response(BenchmarkRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+RUN_TYPES = {
+    "generation": (GenerationRun, GenerationRunSerializer),
+    "judge": (JudgeRun, JudgeRunSerializer),
+    "benchmark": (BenchmarkRun, BenchmarkRunSerializer),
+}
+
+
+class RunDetailApi(APIView):
+    """Status and progress of a run (``kind`` is generation, judge or benchmark)."""
+
+    permission_classes = PERMISSIONS
+
+    @extend_schema(responses={200: OpenApiResponse(description="The run, with progress counts.")})
+    def get(self, request, kind: str, run_id: int):
+        model, serializer = RUN_TYPES[kind]
+        run = get_object_or_404(model, pk=run_id)
+        data = serializer(run).data
+        data["errors"] = selectors.run_chunk_errors(run=run)
+        if kind == "judge":
+            data["summary"] = selectors.judge_run_summary(run=run)
+        elif kind == "benchmark":
+            data["tables"] = selectors.benchmark_tables(run=run)
+        return Response(data)
+
+
+class RunCancelApi(APIView):
+    permission_classes = PERMISSIONS
+
+    @extend_schema(
+        request=None, responses={200: CancelResultSerializer}, summary="Cancel a queued or running run"
+    )
+    def post(self, request, kind: str, run_id: int):
+        model, _ = RUN_TYPES[kind]
+        run = get_object_or_404(model, pk=run_id)
+        cancelled = services.run_cancel(run=run)
+        return Response({"cancelled": cancelled, "status": run.status})
+
+
+# ---- results ---------------------------------------------------------------------------------------------
+
+
+class JudgmentListApi(ListAPIView):
+    permission_classes = PERMISSIONS
+    serializer_class = JudgmentSerializer
+
+    def get_queryset(self):
+        return selectors.judgment_list(run=get_object_or_404(JudgeRun, pk=self.kwargs["run_id"]))
+
+
+class JudgmentCsvApi(APIView):
+    permission_classes = PERMISSIONS
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiResponse(description="Every judgment of the run.")})
+    def get(self, request, run_id: int):
+        run = get_object_or_404(JudgeRun, pk=run_id)
+        rows = selectors.judgment_list(run=run).values(*_db_fields(JUDGMENT_FIELDS)).iterator()
+        return csv_response(_renamed(rows), JUDGMENT_FIELDS, f"judge-run-{run.pk}-judgments.csv")
+
+
+class PairVerdictListApi(ListAPIView):
+    permission_classes = PERMISSIONS
+    serializer_class = PairVerdictSerializer
+
+    def get_queryset(self):
+        return selectors.pair_verdict_list(run=get_object_or_404(JudgeRun, pk=self.kwargs["run_id"]))
+
+
+class PairVerdictCsvApi(APIView):
+    permission_classes = PERMISSIONS
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiResponse(description="Combined verdict per target.")})
+    def get(self, request, run_id: int):
+        run = get_object_or_404(JudgeRun, pk=run_id)
+        rows = selectors.pair_verdict_list(run=run).values(*_db_fields(PAIR_VERDICT_FIELDS)).iterator()
+        return csv_response(_renamed(rows), PAIR_VERDICT_FIELDS, f"judge-run-{run.pk}-verdicts.csv")
+
+
+class BenchmarkResultListApi(ListAPIView):
+    permission_classes = PERMISSIONS
+    serializer_class = BenchmarkResultSerializer
+
+    def get_queryset(self):
+        return selectors.benchmark_result_list(run=get_object_or_404(BenchmarkRun, pk=self.kwargs["run_id"]))
+
+
+class BenchmarkResultCsvApi(APIView):
+    permission_classes = PERMISSIONS
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiResponse(description="Every result of the run.")})
+    def get(self, request, run_id: int):
+        run = get_object_or_404(BenchmarkRun, pk=run_id)
+        rows = (
+            selectors.benchmark_result_list(run=run).values(*_db_fields(BENCHMARK_RESULT_FIELDS)).iterator()
+        )
+        return csv_response(_renamed(rows), BENCHMARK_RESULT_FIELDS, f"benchmark-run-{run.pk}-results.csv")
+
+
+_FK_FIELDS = {"prompt", "response_a", "response_b", "question", "unit"}
+
+
+def _db_fields(fields: Sequence[str]) -> list[str]:
+    return [f"{name}_id" if name in _FK_FIELDS else name for name in fields]
+
+
+def _renamed(rows: Iterable[dict]) -> Iterable[dict]:
+    for row in rows:
+        yield {
+            key.removesuffix("_id") if key.removesuffix("_id") in _FK_FIELDS else key: value
+            for key, value in row.items()
+        }

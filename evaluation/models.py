@@ -1,0 +1,460 @@
+"""Model endpoints, inference / judge / benchmark runs and their result rows.
+
+A run is planned into :class:`RunChunk` rows when it starts; every chunk is one Celery task on the queue of
+the endpoint that serves it. A chunk writes its results and adds its counts to the run in one transaction
+guarded by the chunk's own status, so a chunk delivered twice (a worker killed before it acknowledged the
+message) neither duplicates a result nor counts one twice.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from evaluation.domain.judge_templates import FACTUAL, PAIRWISE, SINGLE_GRADE
+
+ENV_VAR_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,99}$")
+QUEUE_NAME = re.compile(r"^(default|gpu\.[a-z0-9][a-z0-9_-]*)$")
+# Prefixes of credentials people paste by mistake (OpenAI, Hugging Face, AWS, GitHub, Slack, Google, Groq).
+# Case-sensitive, so HF_TOKEN (a variable name) is not mistaken for hf_... (a token).
+_KEY_PREFIXES = ("sk-", "sk_", "hf_", "AKIA", "ASIA", "ghp_", "gho_", "github_pat_", "xox", "AIza", "gsk_")
+
+BACKEND_OPTION_KEYS = frozenset(
+    {
+        "timeout_s",
+        "max_attempts",
+        "backoff_base_s",
+        "backoff_max_s",
+        "retry_after_max_s",
+        "structured_output",
+        "send_top_k",
+        "strict_schema",
+        "extra_body",
+        "model_path",
+        "device",
+        "dtype",
+        "n_ctx",
+        "n_threads",
+        "n_gpu_layers",
+        "batch_size",
+        "gpu_memory_utilization",
+        "max_model_len",
+        "seed",
+    }
+)
+
+
+def looks_like_secret(value: str) -> bool:
+    """True for strings that look like a credential rather than the name of an environment variable."""
+    text = value.strip()
+    lowered = text.lower()
+    if text.startswith(_KEY_PREFIXES) or lowered.startswith("bearer "):
+        return True
+    if (
+        len(text) >= 16
+        and "_" not in text
+        and any(c.isdigit() for c in text)
+        and any(c.isalpha() for c in text)
+    ):
+        return True  # a long run of mixed letters and digits with no word separators: a token, not a name
+    return len(text) >= 32 and not ENV_VAR_NAME.match(text)
+
+
+def validate_api_key_env(value: str) -> None:
+    if not value:
+        return
+    if looks_like_secret(value):
+        raise ValidationError(
+            _(
+                "This looks like an API key. Store the key in an environment variable and enter its name here."
+            ),
+            code="secret",
+        )
+    if not ENV_VAR_NAME.match(value):
+        raise ValidationError(
+            _(
+                "Enter the NAME of an environment variable (capital letters, digits and _), e.g. OPENAI_API_KEY."
+            ),
+            code="invalid",
+        )
+
+
+class ModelEndpoint(models.Model):
+    """A model reachable through one backend; the API key is read from a named environment variable."""
+
+    class Backend(models.TextChoices):
+        OPENAI = "openai", _("OpenAI-compatible server")
+        TRANSFORMERS = "transformers", _("Transformers (local)")
+        VLLM = "vllm", _("vLLM (offline, GPU)")
+        LLAMACPP = "llamacpp", _("llama.cpp (local GGUF)")
+
+    slug = models.SlugField(max_length=100, unique=True)
+    backend = models.CharField(max_length=20, choices=Backend.choices, default=Backend.OPENAI)
+    base_url = models.CharField(max_length=500, blank=True, help_text=_("For OpenAI-compatible servers."))
+    model_id = models.CharField(max_length=300, help_text=_("Model name at the server, or a local path."))
+    queue = models.CharField(
+        max_length=120, default="default", help_text=_("'default' or 'gpu.<slug>' for a GPU worker.")
+    )
+    max_concurrency = models.PositiveSmallIntegerField(default=8)
+    sampling_defaults = models.JSONField(default=dict, blank=True)
+    backend_options = models.JSONField(default=dict, blank=True)
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        validators=[validate_api_key_env],
+        help_text=_("Name of the environment variable holding the key; never the key itself."),
+    )
+    is_active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(condition=Q(max_concurrency__gte=1), name="endpoint_concurrency_positive")
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def model_name(self) -> str:
+        """The name generated responses carry: the endpoint's slug (unique and stable)."""
+        return self.slug
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+class Run(models.Model):
+    """Fields every run kind shares: status, progress counts, configuration, timing."""
+
+    name = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    config = models.JSONField(default=dict, blank=True, help_text=_("Sampling parameters, seed, options."))
+    n_total = models.PositiveIntegerField(default=0)
+    n_done = models.PositiveIntegerField(default=0)
+    n_failed = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    kind: str = ""
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} run {self.pk} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_STATUSES
+
+    @property
+    def progress_percent(self) -> int:
+        if not self.n_total:
+            return 100 if not self.is_active else 0
+        return int(100 * (self.n_done + self.n_failed) / self.n_total)
+
+
+class GenerationRun(Run):
+    """Models x prompts of a dataset -> generated ``datasets_app.Response`` rows."""
+
+    kind = "generation"
+
+    dataset = models.ForeignKey(
+        "datasets_app.Dataset", on_delete=models.PROTECT, related_name="generation_runs"
+    )
+    endpoints = models.ManyToManyField(ModelEndpoint, related_name="generation_runs")
+    n_per_prompt = models.PositiveSmallIntegerField(default=1)
+
+
+class JudgeTemplate(models.Model):
+    """A judge prompt as data; editing makes a new version, and judgments keep the version they used."""
+
+    class Kind(models.TextChoices):
+        PAIRWISE = PAIRWISE, _("Pairwise verdict")
+        SINGLE_GRADE = SINGLE_GRADE, _("Single-answer grade 1-10")
+        FACTUAL = FACTUAL, _("Factual correctness 1-5")
+
+    class Language(models.TextChoices):
+        EN = "en", _("English")
+        ID = "id", _("Indonesian")
+
+    name = models.CharField(max_length=100, default="default")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    language = models.CharField(max_length=2, choices=Language.choices)
+    version = models.PositiveIntegerField(default=1)
+    system = models.TextField(blank=True)
+    user = models.TextField()
+    output_schema = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "kind", "language", "-version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name", "kind", "language", "version"], name="uniq_judge_template_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}/{self.kind}/{self.language} v{self.version}"
+
+
+class CategoryAspects(models.Model):
+    """Priority aspects of a prompt category for the single-answer judge (overrides the shipped ones)."""
+
+    category = models.CharField(max_length=100)
+    language = models.CharField(max_length=2, choices=JudgeTemplate.Language.choices)
+    aspects = models.JSONField(help_text=_("List of aspects, most important first."))
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["category", "language"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["category", "language"], name="uniq_aspects_per_category_language"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.category} ({self.language})"
+
+
+class JudgeRun(Run):
+    """An LLM judge over response pairs (pairwise) or single responses (graded)."""
+
+    class Source(models.TextChoices):
+        DATASET = "dataset", _("Responses of a dataset")
+        ANNOTATION_PROJECT = "annotation_project", _("Tasks of an annotation project")
+
+    class OrderMode(models.TextChoices):
+        BOTH = "both", _("Both orders")
+        SINGLE_RANDOM = "single_random", _("One randomised order")
+
+    kind = "judge"
+
+    judge_kind = models.CharField(max_length=20, choices=JudgeTemplate.Kind.choices)
+    endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="judge_runs")
+    template = models.ForeignKey(JudgeTemplate, on_delete=models.PROTECT, related_name="judge_runs")
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.DATASET)
+    dataset = models.ForeignKey(
+        "datasets_app.Dataset", null=True, blank=True, on_delete=models.PROTECT, related_name="judge_runs"
+    )
+    annotation_project = models.ForeignKey(
+        "annotation.Project", null=True, blank=True, on_delete=models.PROTECT, related_name="judge_runs"
+    )
+    order_mode = models.CharField(max_length=15, choices=OrderMode.choices, default=OrderMode.BOTH)
+
+
+class Judgment(models.Model):
+    """One judge call: the target (pair or single response, and turn), the order shown, raw and parsed."""
+
+    class Order(models.TextChoices):
+        AB = "ab", _("A shown first")
+        BA = "ba", _("B shown first")
+        SINGLE = "single", _("Single response")
+
+    class ParseStatus(models.TextChoices):
+        OK = "ok", _("Parsed")
+        ERROR = "error", _("Parse error")
+
+    judge_run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="judgments")
+    target_key = models.CharField(max_length=100)
+    prompt = models.ForeignKey("datasets_app.Prompt", on_delete=models.CASCADE, related_name="+")
+    response_a = models.ForeignKey("datasets_app.Response", on_delete=models.CASCADE, related_name="+")
+    response_b = models.ForeignKey(
+        "datasets_app.Response", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    turn = models.PositiveSmallIntegerField(null=True, blank=True, help_text=_("0-based; empty: all turns."))
+    annotation_task_id = models.PositiveIntegerField(null=True, blank=True, db_index=True)
+    order = models.CharField(max_length=6, choices=Order.choices)
+    template_kind = models.CharField(max_length=20)
+    template_version = models.PositiveIntegerField()
+    raw_output = models.TextField(blank=True)
+    parse_status = models.CharField(max_length=5, choices=ParseStatus.choices)
+    parse_reason = models.CharField(max_length=200, blank=True)
+    shown_verdict = models.CharField(max_length=12, blank=True, help_text=_('"Response 1" or "Response 2".'))
+    verdict = models.CharField(max_length=1, blank=True, help_text=_("Canonical A or B (pairwise)."))
+    score = models.SmallIntegerField(null=True, blank=True)
+    explanation = models.TextField(blank=True)
+    latency_s = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judge_run", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge_run", "target_key", "order"], name="uniq_judgment_per_order"
+            ),
+            models.CheckConstraint(
+                condition=Q(parse_status="ok") | (Q(score__isnull=True) & Q(verdict="")),
+                name="judgment_parse_error_has_no_score",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"judgment {self.pk} of run {self.judge_run_id} ({self.target_key}, {self.order})"
+
+
+class PairVerdict(models.Model):
+    """The pairwise verdict of one target over its orders, with the position-consistency flag."""
+
+    class Verdict(models.TextChoices):
+        A = "A", "A"
+        B = "B", "B"
+        TIE = "tie", _("Tie")
+        ERROR = "error", _("Error")
+
+    class Consistency(models.TextChoices):
+        CONSISTENT = "consistent", _("Consistent")
+        BIASED_FIRST = "biased_first", _("Biased to the first shown")
+        BIASED_SECOND = "biased_second", _("Biased to the second shown")
+        ERROR = "error", _("Error")
+        SINGLE = "single", _("One order only")
+
+    judge_run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="pair_verdicts")
+    target_key = models.CharField(max_length=100)
+    prompt = models.ForeignKey("datasets_app.Prompt", on_delete=models.CASCADE, related_name="+")
+    response_a = models.ForeignKey("datasets_app.Response", on_delete=models.CASCADE, related_name="+")
+    response_b = models.ForeignKey("datasets_app.Response", on_delete=models.CASCADE, related_name="+")
+    turn = models.PositiveSmallIntegerField(null=True, blank=True)
+    annotation_task_id = models.PositiveIntegerField(null=True, blank=True, db_index=True)
+    verdict = models.CharField(max_length=5, choices=Verdict.choices)
+    consistency = models.CharField(max_length=15, choices=Consistency.choices)
+    reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["judge_run", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge_run", "target_key"], name="uniq_pair_verdict_per_target")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.target_key}: {self.verdict} ({self.consistency})"
+
+
+class BenchmarkRun(Run):
+    """A model scored on questions (multiple choice), translation units (chrF++) or open QA prompts."""
+
+    class Task(models.TextChoices):
+        MCQ = "mcq", _("Multiple choice")
+        TRANSLATION = "translation", _("Translation (chrF++)")
+        OPEN_QA = "open_qa", _("Open QA")
+
+    kind = "benchmark"
+
+    task = models.CharField(max_length=12, choices=Task.choices)
+    endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="benchmark_runs")
+    dataset = models.ForeignKey(
+        "datasets_app.Dataset", on_delete=models.PROTECT, related_name="benchmark_runs"
+    )
+    judge_endpoint = models.ForeignKey(
+        ModelEndpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="benchmark_judge_runs"
+    )
+    judge_template = models.ForeignKey(
+        JudgeTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="benchmark_runs"
+    )
+
+
+class BenchmarkResult(models.Model):
+    benchmark_run = models.ForeignKey(BenchmarkRun, on_delete=models.CASCADE, related_name="results")
+    item_key = models.CharField(max_length=100)
+    question = models.ForeignKey(
+        "datasets_app.Question", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    prompt = models.ForeignKey(
+        "datasets_app.Prompt", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    unit = models.ForeignKey(
+        "datasets_app.TranslationUnit", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    category = models.CharField(max_length=100, blank=True)
+    language = models.CharField(max_length=3, blank=True)
+    register = models.CharField(max_length=40, blank=True)
+    variant = models.CharField(max_length=40, blank=True)
+    prediction = models.TextField(blank=True)
+    reference = models.TextField(blank=True)
+    correct = models.BooleanField(null=True, blank=True)
+    score = models.FloatField(null=True, blank=True)
+    raw = models.JSONField(
+        default=dict, blank=True, help_text=_("Raw output, option log-probabilities, judge.")
+    )
+    latency_s = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark_run", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark_run", "item_key"], name="uniq_benchmark_result_per_item"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_key} of benchmark run {self.benchmark_run_id}"
+
+
+class RunChunk(models.Model):
+    """A slice of a run's items processed by one Celery task; its status makes a redelivery a no-op."""
+
+    class RunKind(models.TextChoices):
+        GENERATION = "generation", _("Generation")
+        JUDGE = "judge", _("Judge")
+        BENCHMARK = "benchmark", _("Benchmark")
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        DONE = "done", _("Done")
+
+    run_kind = models.CharField(max_length=12, choices=RunKind.choices)
+    run_id = models.PositiveIntegerField()
+    index = models.PositiveIntegerField()
+    endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="+")
+    items = models.JSONField(help_text=_("Item descriptors, in processing order."))
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    n_done = models.PositiveIntegerField(default=0)
+    n_failed = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_kind", "run_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run_kind", "run_id", "index"], name="uniq_chunk_per_run")
+        ]
+        indexes = [models.Index(fields=["run_kind", "run_id", "status"], name="chunk_run_status")]
+
+    def __str__(self) -> str:
+        return f"{self.run_kind} run {self.run_id} chunk {self.index}"

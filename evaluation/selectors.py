@@ -1,0 +1,269 @@
+"""Reads of evaluation: judge targets, run lists, result tables (querysets, plain rows, DataFrames)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from itertools import combinations
+from typing import Any
+
+import pandas as pd
+from django.db.models import QuerySet
+
+from datasets_app.models import Prompt, Response
+from evaluation.domain.benchmark_metrics import accuracy_by, chrf_pp_corpus, mean_score_by
+from evaluation.domain.judge_templates import PAIRWISE
+from evaluation.models import (
+    BenchmarkResult,
+    BenchmarkRun,
+    CategoryAspects,
+    GenerationRun,
+    JudgeRun,
+    JudgeTemplate,
+    Judgment,
+    ModelEndpoint,
+    PairVerdict,
+    RunChunk,
+)
+
+
+def pair_key(a: int, b: int, turn: int | None) -> str:
+    return f"pair:{a}:{b}:t{'all' if turn is None else turn}"
+
+
+def single_key(response_id: int, turn: int) -> str:
+    return f"resp:{response_id}:t{turn}"
+
+
+def _responses_of(
+    dataset_id: int, model_names: Sequence[str] | None, generation_run_ids: Sequence[int] | None
+):
+    responses = Response.objects.filter(prompt__dataset_id=dataset_id)
+    if model_names:
+        responses = responses.filter(model_name__in=list(model_names))
+    if generation_run_ids:
+        responses = responses.filter(generation_run_id__in=list(generation_run_ids))
+    return responses.order_by("prompt_id", "model_name", "id").values("id", "prompt_id", "turns")
+
+
+def judge_targets_from_dataset(
+    *,
+    dataset_id: int,
+    judge_kind: str,
+    model_names: Sequence[str] | None = None,
+    generation_run_ids: Sequence[int] | None = None,
+    per_turn: bool = False,
+) -> list[dict[str, Any]]:
+    """Items a judge run over a dataset's responses works on.
+
+    Pairwise: every pair of the prompt's (chosen) responses, canonical A = the first by model name, over the
+    whole conversation or, with ``per_turn``, one item per turn. Graded: each response and turn; the factual
+    judge only where the prompt has a reference (gold) answer for that turn.
+    """
+    rows = list(_responses_of(dataset_id, model_names, generation_run_ids))
+    by_prompt: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_prompt.setdefault(row["prompt_id"], []).append(row)
+    prompts = {
+        p["id"]: p for p in Prompt.objects.filter(pk__in=by_prompt).values("id", "turns", "references")
+    }
+    items: list[dict[str, Any]] = []
+    for prompt_id, responses in by_prompt.items():
+        n_turns = len(prompts[prompt_id]["turns"])
+        if judge_kind == PAIRWISE:
+            for a, b in combinations(responses, 2):
+                turns: Iterable[int | None] = range(n_turns) if per_turn and n_turns > 1 else [None]
+                for turn in turns:
+                    items.append(
+                        {
+                            "key": pair_key(a["id"], b["id"], turn),
+                            "prompt": prompt_id,
+                            "a": a["id"],
+                            "b": b["id"],
+                            "turn": turn,
+                        }
+                    )
+            continue
+        references = prompts[prompt_id]["references"] or []
+        for response in responses:
+            for turn in range(n_turns):
+                if judge_kind == "factual" and not (
+                    turn < len(references) and (references[turn] or "").strip()
+                ):
+                    continue
+                items.append(
+                    {
+                        "key": single_key(response["id"], turn),
+                        "prompt": prompt_id,
+                        "a": response["id"],
+                        "turn": turn,
+                    }
+                )
+    return items
+
+
+def judge_targets_from_annotation_project(*, project_id: int, judge_kind: str) -> list[dict[str, Any]]:
+    """The exact tasks of an annotation project: the same pair and turn a human saw, keyed by the task.
+
+    Pairwise judges take pairwise tasks (``response_a``/``response_b``, ``turn``: empty means the whole
+    conversation); graded judges grade every response of every task, per turn (each once).
+    """
+    from annotation.models import Task
+
+    tasks = Task.objects.filter(project_id=project_id).order_by("id")
+    items: list[dict[str, Any]] = []
+    if judge_kind == PAIRWISE:
+        for task in (
+            tasks.exclude(response_a=None)
+            .exclude(response_b=None)
+            .values("id", "prompt_id", "response_a_id", "response_b_id", "turn")
+        ):
+            items.append(
+                {
+                    "key": f"task:{task['id']}",
+                    "prompt": task["prompt_id"],
+                    "a": task["response_a_id"],
+                    "b": task["response_b_id"],
+                    "turn": task["turn"],
+                    "task": task["id"],
+                }
+            )
+        return items
+    seen: set[str] = set()
+    task_rows = list(tasks.values("id", "prompt_id", "response_ids", "turn"))
+    response_ids = {rid for t in task_rows for rid in (t["response_ids"] or [])}
+    n_turns = {
+        r["id"]: len(r["turns"]) for r in Response.objects.filter(pk__in=response_ids).values("id", "turns")
+    }
+    for task in task_rows:
+        for response_id in task["response_ids"] or []:
+            turns = [task["turn"]] if task["turn"] is not None else range(n_turns.get(response_id, 0))
+            for turn in turns:
+                key = single_key(response_id, turn)
+                if key not in seen:
+                    seen.add(key)
+                    items.append({"key": key, "prompt": task["prompt_id"], "a": response_id, "turn": turn})
+    return items
+
+
+def aspect_overrides() -> dict[str, dict[str, list[str]]]:
+    """Per-category aspects edited in the application, in the shape ``aspects_for`` takes."""
+    overrides: dict[str, dict[str, list[str]]] = {}
+    for row in CategoryAspects.objects.values("category", "language", "aspects"):
+        overrides.setdefault(row["category"], {})[row["language"]] = list(row["aspects"])
+    return overrides
+
+
+def judge_template_latest(*, kind: str, language: str, name: str = "default") -> JudgeTemplate | None:
+    return JudgeTemplate.objects.filter(name=name, kind=kind, language=language).order_by("-version").first()
+
+
+def endpoint_list() -> QuerySet[ModelEndpoint]:
+    return ModelEndpoint.objects.order_by("slug")
+
+
+def run_lists(limit: int = 50) -> dict[str, list[Any]]:
+    return {
+        "generation": list(
+            GenerationRun.objects.select_related("dataset").prefetch_related("endpoints")[:limit]
+        ),
+        "judge": list(JudgeRun.objects.select_related("endpoint", "template", "dataset")[:limit]),
+        "benchmark": list(BenchmarkRun.objects.select_related("endpoint", "dataset")[:limit]),
+    }
+
+
+def run_chunk_errors(*, run, limit: int = 20) -> list[dict[str, str]]:
+    errors: list[dict[str, str]] = []
+    for chunk_errors in (
+        RunChunk.objects.filter(run_kind=run.kind, run_id=run.pk)
+        .exclude(errors=[])
+        .values_list("errors", flat=True)
+    ):
+        errors.extend(chunk_errors)
+        if len(errors) >= limit:
+            break
+    return errors[:limit]
+
+
+def judgment_list(*, run: JudgeRun) -> QuerySet[Judgment]:
+    return Judgment.objects.filter(judge_run=run).select_related("response_a", "response_b").order_by("id")
+
+
+def pair_verdict_list(*, run: JudgeRun) -> QuerySet[PairVerdict]:
+    return PairVerdict.objects.filter(judge_run=run).select_related("response_a", "response_b").order_by("id")
+
+
+def judge_run_summary(*, run: JudgeRun) -> dict[str, Any]:
+    """Counts of parse status, and for pairwise runs of verdicts and position consistency."""
+    judgments = Judgment.objects.filter(judge_run=run)
+    summary: dict[str, Any] = {
+        "n_judgments": judgments.count(),
+        "n_parse_errors": judgments.filter(parse_status=Judgment.ParseStatus.ERROR).count(),
+    }
+    if run.judge_kind == PAIRWISE:
+        verdicts = PairVerdict.objects.filter(judge_run=run)
+        summary["verdicts"] = {v: verdicts.filter(verdict=v).count() for v in PairVerdict.Verdict.values}
+        summary["consistency"] = {
+            c: verdicts.filter(consistency=c).count() for c in PairVerdict.Consistency.values
+        }
+    else:
+        scores = [s for s in judgments.exclude(score=None).values_list("score", flat=True)]
+        summary["mean_score"] = sum(scores) / len(scores) if scores else None
+    return summary
+
+
+def benchmark_result_list(*, run: BenchmarkRun) -> QuerySet[BenchmarkResult]:
+    return BenchmarkResult.objects.filter(benchmark_run=run).order_by("id")
+
+
+def benchmark_results_frame(*, run: BenchmarkRun) -> pd.DataFrame:
+    rows = list(
+        BenchmarkResult.objects.filter(benchmark_run=run).values(
+            "item_key",
+            "category",
+            "language",
+            "register",
+            "variant",
+            "prediction",
+            "reference",
+            "correct",
+            "score",
+        )
+    )
+    columns = [
+        "item_key",
+        "category",
+        "language",
+        "register",
+        "variant",
+        "prediction",
+        "reference",
+        "correct",
+        "score",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def benchmark_tables(
+    *, run: BenchmarkRun, by: Sequence[str] = ("category", "language", "register")
+) -> dict[str, Any]:
+    """Accuracy (multiple choice, substring open QA) or mean score (judged open QA, translation) by group,
+    plus the overall figure; translation runs also get corpus-level chrF++."""
+    frame = benchmark_results_frame(run=run)
+    frame = frame.replace({"register": {"": None}, "category": {"": None}})
+    tables: dict[str, Any] = {"n": len(frame)}
+    if frame.empty:
+        return tables
+    scored_by_score = run.task == BenchmarkRun.Task.TRANSLATION or run.config.get("scoring") == "judge"
+    if scored_by_score:
+        tables["overall"] = mean_score_by(frame, by=(), score_col="score").to_dict("records")
+        tables["by"] = {
+            col: mean_score_by(frame, by=[col], score_col="score").to_dict("records") for col in by
+        }
+        if run.task == BenchmarkRun.Task.TRANSLATION:
+            done = frame[frame["reference"] != ""]
+            if len(done):
+                tables["corpus_chrf_pp"] = chrf_pp_corpus(list(done["prediction"]), list(done["reference"]))
+    else:
+        tables["overall"] = accuracy_by(frame, by=()).to_dict("records")
+        tables["by"] = {col: accuracy_by(frame, by=[col]).to_dict("records") for col in by}
+    return tables

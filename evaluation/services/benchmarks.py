@@ -1,0 +1,467 @@
+"""Benchmark runs: multiple choice (generated answer or option log-probability), translation (chrF++),
+open QA (normalised substring match, or the 1-5 factual judge divided by 5)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from django.db import transaction
+
+from datasets_app.models import Dataset, Prompt, Question, TranslationUnit
+from evaluation.domain.answer_extraction import (
+    MCQ_PROMPT_VARIANTS,
+    McqExample,
+    build_mcq_prompt,
+    choose_variant,
+    extract_choice_with_rule,
+    is_correct,
+    option_continuations,
+)
+from evaluation.domain.benchmark_metrics import chrf_pp_sentence, judge_score_normalised, substring_match
+from evaluation.domain.judge_parsing import parse_grade
+from evaluation.domain.judge_templates import FACTUAL, SCORE_RANGES, render_factual
+from evaluation.domain.sampling import SamplingParams, SamplingParamsError
+from evaluation.inference.base import ChatRequest
+from evaluation.models import BenchmarkResult, BenchmarkRun, ModelEndpoint, RunChunk
+from evaluation.services.endpoints import endpoint_backend, endpoint_sampling
+from evaluation.services.judging import judge_template_default, to_domain_template
+from evaluation.services.runs import (
+    ItemOutcome,
+    RunConfigError,
+    check_chunk_size,
+    chunk_process,
+    chunks_create,
+    run_launch,
+)
+
+BENCHMARK_OPTIONS = frozenset(
+    {
+        "sampling",
+        "seed",
+        "max_tokens",
+        "chunk_size",
+        "scoring",
+        "k_shot",
+        "shot_split",
+        "eval_split",
+        "shot_dataset_id",
+        "prompt_language",
+        "variant",
+        "judge_language",
+    }
+)
+SCORINGS = {
+    BenchmarkRun.Task.MCQ: ("extract", "logprob"),
+    BenchmarkRun.Task.TRANSLATION: ("chrf",),
+    BenchmarkRun.Task.OPEN_QA: ("substring", "judge"),
+}
+LANGUAGE_NAMES = {
+    "ind": "Indonesian",
+    "sun": "Sundanese",
+    "jav": "Javanese",
+    "mad": "Madurese",
+    "min": "Minangkabau",
+    "ban": "Balinese",
+    "bug": "Buginese",
+    "eng": "English",
+}
+TRANSLATION_PROMPTS = {
+    "en": "Translate the following text from {source} into {target}{register}. Reply with the translation only.\n\n{text}",
+    "id": "Terjemahkan teks berikut dari bahasa {source} ke bahasa {target}{register}. Balas hanya dengan terjemahannya.\n\n{text}",
+}
+
+
+def _metric_language(iso3: str) -> str:
+    return {"ind": "id", "eng": "en"}.get(iso3, iso3)
+
+
+def _split_of(question: Question) -> str | None:
+    return (question.meta or {}).get("split")
+
+
+@transaction.atomic
+def benchmark_run_start(
+    *,
+    task: str,
+    endpoint: ModelEndpoint,
+    dataset: Dataset,
+    judge_endpoint: ModelEndpoint | None = None,
+    options: dict[str, Any] | None = None,
+    name: str = "",
+    user=None,
+) -> BenchmarkRun:
+    """Plan and queue a benchmark run.
+
+    ``options``: ``scoring`` (mcq: ``extract`` | ``logprob``; open_qa: ``substring`` | ``judge``), ``k_shot``
+    with examples from the questions whose ``meta.split`` is ``shot_split`` (of ``shot_dataset_id`` or the
+    same dataset), ``eval_split`` (only questions of that split are scored), ``prompt_language`` (``id``
+    or ``en`` prompt variants), ``variant`` (one variant id instead of the seeded choice per question),
+    ``seed``, ``sampling``, ``max_tokens``, ``chunk_size``, ``judge_language``.
+    """
+    options = dict(options or {})
+    unknown = sorted(set(options) - BENCHMARK_OPTIONS)
+    if unknown:
+        raise RunConfigError(f"unknown option(s): {', '.join(unknown)}")
+    if task not in SCORINGS:
+        raise RunConfigError(f"unknown benchmark task {task!r}")
+    scoring = options.get("scoring") or SCORINGS[task][0]
+    if scoring not in SCORINGS[task]:
+        raise RunConfigError(f"scoring for {task} must be one of {', '.join(SCORINGS[task])}")
+    chunk_size = check_chunk_size(options.get("chunk_size"))
+    seed = int(options.get("seed") or 0)
+    overrides = dict(options.get("sampling") or {})
+    overrides.setdefault(
+        "max_tokens", options.get("max_tokens") or (32 if task == BenchmarkRun.Task.MCQ else 512)
+    )
+    if options.get("seed") is not None:
+        overrides["seed"] = seed
+    try:
+        sampling = endpoint_sampling(endpoint, overrides).replace(n=1)
+    except SamplingParamsError as exc:
+        raise RunConfigError(str(exc)) from exc
+    prompt_language = options.get("prompt_language") or "id"
+    if prompt_language not in MCQ_PROMPT_VARIANTS:
+        raise RunConfigError("prompt_language must be 'id' or 'en'")
+    config: dict[str, Any] = {
+        "scoring": scoring,
+        "seed": seed,
+        "sampling": sampling.to_dict(),
+        "chunk_size": chunk_size,
+        "prompt_language": prompt_language,
+    }
+    judge_template = None
+    if scoring == "judge":
+        if judge_endpoint is None:
+            raise RunConfigError("open QA scored by a judge needs a judge endpoint")
+        judge_language = options.get("judge_language") or "en"
+        if judge_language not in ("en", "id"):
+            raise RunConfigError("judge_language must be 'en' or 'id'")
+        judge_template = judge_template_default(kind=FACTUAL, language=judge_language)
+        config["judge_sampling"] = endpoint_sampling(judge_endpoint, {}).replace(n=1).to_dict()
+
+    items: list[dict[str, Any]]
+    if task == BenchmarkRun.Task.MCQ:
+        variants = MCQ_PROMPT_VARIANTS[prompt_language]
+        if options.get("variant") and options["variant"] not in {v.id for v in variants}:
+            raise RunConfigError(f"unknown prompt variant {options['variant']!r}")
+        config["variant"] = options.get("variant") or ""
+        questions = dataset.questions.exclude(status=Question.Status.EXCLUDED).order_by("id")
+        if options.get("eval_split"):
+            questions = [q for q in questions if _split_of(q) == options["eval_split"]]
+        k = int(options.get("k_shot") or 0)
+        config["k_shot"] = k
+        if k:
+            pool_source = (
+                Dataset.objects.get(pk=options["shot_dataset_id"])
+                if options.get("shot_dataset_id")
+                else dataset
+            )
+            pool = [
+                q.pk
+                for q in pool_source.questions.order_by("id")
+                if _split_of(q) == options.get("shot_split")
+            ]
+            if len(pool) < k:
+                raise RunConfigError(
+                    f"k_shot={k} needs {k} example questions in split {options.get('shot_split')!r}"
+                )
+            random.Random(seed).shuffle(pool)
+            config["shot_ids"] = pool[: k + 1]  # one spare, for the question that is itself an example
+        items = [{"key": f"q:{q.pk}", "question": q.pk} for q in questions]
+    elif task == BenchmarkRun.Task.TRANSLATION:
+        units = dataset.translation_units.exclude(translation_text="").order_by("id")
+        items = [{"key": f"u:{pk}", "unit": pk} for pk in units.values_list("pk", flat=True)]
+    else:
+        prompts = dataset.prompts.order_by("id").values("id", "references")
+        items = [
+            {"key": f"p:{p['id']}", "prompt": p["id"]}
+            for p in prompts
+            if p["references"] and p["references"][0]
+        ]
+
+    run = BenchmarkRun.objects.create(
+        task=task,
+        endpoint=endpoint,
+        dataset=dataset,
+        judge_endpoint=judge_endpoint if scoring == "judge" else None,
+        judge_template=judge_template,
+        config=config,
+        name=name,
+        created_by=user,
+    )
+    chunks_create(run=run, endpoint=endpoint, items=items, chunk_size=chunk_size)
+    run_launch(run=run, n_total=len(items))
+    return run
+
+
+def benchmark_existing_keys(run: BenchmarkRun, items: list[dict[str, Any]]) -> set[str]:
+    keys = [item["key"] for item in items]
+    return set(
+        BenchmarkResult.objects.filter(benchmark_run=run, item_key__in=keys).values_list(
+            "item_key", flat=True
+        )
+    )
+
+
+def _shots(run: BenchmarkRun, question_id: int) -> list[McqExample]:
+    shot_ids = [pk for pk in run.config.get("shot_ids", []) if pk != question_id][
+        : run.config.get("k_shot", 0)
+    ]
+    shots = Question.objects.in_bulk(shot_ids)
+    return [
+        McqExample(question=shots[pk].text, choices=shots[pk].choices, answer=shots[pk].answer_key)
+        for pk in shot_ids
+        if pk in shots
+    ]
+
+
+def _variant(run: BenchmarkRun, question: Question):
+    variants = MCQ_PROMPT_VARIANTS[run.config.get("prompt_language", "id")]
+    if run.config.get("variant"):
+        return next(v for v in variants if v.id == run.config["variant"])
+    return variants[choose_variant(question.external_id, run.config.get("seed", 0), len(variants))]
+
+
+def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> list[ItemOutcome]:
+    questions = Question.objects.in_bulk([item["question"] for item in items])
+    prepared = []
+    outcomes: list[ItemOutcome] = []
+    for item in items:
+        question = questions.get(item["question"])
+        if question is None:
+            outcomes.append(ItemOutcome(key=item["key"], error="the question no longer exists"))
+            continue
+        variant = _variant(run, question)
+        text = build_mcq_prompt(question.text, question.choices, variant, _shots(run, question.pk))
+        prepared.append((item, question, variant, text))
+
+    def row(item, question, variant, **fields) -> BenchmarkResult:
+        return BenchmarkResult(
+            benchmark_run=run,
+            item_key=item["key"],
+            question=question,
+            category=question.category,
+            language=question.language,
+            variant=variant.id,
+            reference=question.answer_key,
+            **fields,
+        )
+
+    if run.config["scoring"] == "logprob":
+        for item, question, variant, text in prepared:
+            letters = list(question.choices)
+            logprobs = backend.score_options(text, option_continuations(question.choices))
+            best = max(range(len(letters)), key=lambda i: logprobs[i])
+            predicted = letters[best]
+            raw = {"logprobs": dict(zip(letters, logprobs, strict=True))}
+            outcomes.append(
+                ItemOutcome(
+                    key=item["key"],
+                    rows=[
+                        row(
+                            item,
+                            question,
+                            variant,
+                            prediction=predicted,
+                            correct=is_correct(predicted, question.answer_key),
+                            score=None,
+                            raw=raw,
+                        )
+                    ],
+                )
+            )
+        return outcomes
+
+    requests = [
+        ChatRequest(messages=[{"role": "user", "content": text}], sampling=sampling, request_id=item["key"])
+        for item, _, _, text in prepared
+    ]
+    results = {r.request_id: r for r in backend.generate(requests)}
+    for item, question, variant, _ in prepared:
+        result = results[item["key"]]
+        if not result.ok:
+            outcomes.append(ItemOutcome(key=item["key"], error=result.error))
+            continue
+        predicted, rule = extract_choice_with_rule(result.text, question.choices)
+        outcomes.append(
+            ItemOutcome(
+                key=item["key"],
+                rows=[
+                    row(
+                        item,
+                        question,
+                        variant,
+                        prediction=predicted or "",
+                        correct=is_correct(predicted, question.answer_key),
+                        raw={"output": result.text, "rule": rule},
+                        latency_s=result.latency_s,
+                        prompt_tokens=result.prompt_tokens,
+                        completion_tokens=result.completion_tokens,
+                    )
+                ],
+            )
+        )
+    return outcomes
+
+
+def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> list[ItemOutcome]:
+    units = TranslationUnit.objects.in_bulk([item["unit"] for item in items])
+    words = TRANSLATION_PROMPTS[run.config.get("prompt_language", "id")]
+    requests = []
+    outcomes: list[ItemOutcome] = []
+    for item in items:
+        unit = units.get(item["unit"])
+        if unit is None:
+            outcomes.append(ItemOutcome(key=item["key"], error="the translation unit no longer exists"))
+            continue
+        register = f" ({unit.register})" if unit.register else ""
+        text = words.format(
+            source=LANGUAGE_NAMES.get(unit.source_language, unit.source_language),
+            target=LANGUAGE_NAMES.get(unit.target_language, unit.target_language),
+            register=register,
+            text=unit.source_text,
+        )
+        requests.append(
+            ChatRequest(
+                messages=[{"role": "user", "content": text}], sampling=sampling, request_id=item["key"]
+            )
+        )
+    results = {r.request_id: r for r in backend.generate(requests)}
+    for item in items:
+        if item["key"] not in results:
+            continue
+        unit, result = units[item["unit"]], results[item["key"]]
+        if not result.ok:
+            outcomes.append(ItemOutcome(key=item["key"], error=result.error))
+            continue
+        prediction = result.text.strip()
+        chrf = chrf_pp_sentence(prediction, unit.translation_text)
+        outcomes.append(
+            ItemOutcome(
+                key=item["key"],
+                rows=[
+                    BenchmarkResult(
+                        benchmark_run=run,
+                        item_key=item["key"],
+                        unit=unit,
+                        language=unit.target_language,
+                        register=unit.register,
+                        prediction=prediction,
+                        reference=unit.translation_text,
+                        score=chrf / 100,
+                        raw={"chrf_pp": chrf},
+                        latency_s=result.latency_s,
+                        prompt_tokens=result.prompt_tokens,
+                        completion_tokens=result.completion_tokens,
+                    )
+                ],
+            )
+        )
+    return outcomes
+
+
+def _open_qa(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> list[ItemOutcome]:
+    prompts = Prompt.objects.in_bulk([item["prompt"] for item in items])
+    requests = [
+        ChatRequest(
+            messages=[{"role": "user", "content": prompts[i["prompt"]].turns[0]}],
+            sampling=sampling,
+            request_id=i["key"],
+        )
+        for i in items
+        if i["prompt"] in prompts
+    ]
+    results = {r.request_id: r for r in backend.generate(requests)}
+    judged: dict[str, Any] = {}
+    if run.config["scoring"] == "judge":
+        template = to_domain_template(run.judge_template)
+        judge_sampling = SamplingParams.from_dict(run.config["judge_sampling"])
+        judge_requests = []
+        for item in items:
+            result = results.get(item["key"])
+            if result is None or not result.ok:
+                continue
+            prompt = prompts[item["prompt"]]
+            messages = render_factual(
+                template, question=prompt.turns[0], gold=prompt.references[0], answer=result.text
+            )
+            judge_requests.append(
+                ChatRequest(
+                    messages=messages,
+                    sampling=judge_sampling,
+                    response_format=dict(template.output_schema),
+                    request_id=item["key"],
+                )
+            )
+        judged = {r.request_id: r for r in endpoint_backend(run.judge_endpoint).generate(judge_requests)}
+
+    outcomes = []
+    for item in items:
+        result = results.get(item["key"])
+        if result is None:
+            outcomes.append(ItemOutcome(key=item["key"], error="the prompt no longer exists"))
+            continue
+        if not result.ok:
+            outcomes.append(ItemOutcome(key=item["key"], error=result.error))
+            continue
+        prompt = prompts[item["prompt"]]
+        gold = prompt.references[0]
+        fields: dict[str, Any] = {"raw": {"output": result.text}}
+        if run.config["scoring"] == "judge":
+            judge_result = judged[item["key"]]
+            if not judge_result.ok:
+                outcomes.append(ItemOutcome(key=item["key"], error=f"judge: {judge_result.error}"))
+                continue
+            low, high = SCORE_RANGES[FACTUAL]
+            parsed = parse_grade(judge_result.text, low, high)
+            fields["score"] = judge_score_normalised(parsed.value if parsed.ok else None, high)
+            fields["raw"].update(
+                {
+                    "judge_output": judge_result.text,
+                    "judge_parse_status": parsed.status,
+                    "judge_score": parsed.value,
+                }
+            )
+        else:
+            fields["correct"] = substring_match(result.text, gold, _metric_language(prompt.language))
+        outcomes.append(
+            ItemOutcome(
+                key=item["key"],
+                rows=[
+                    BenchmarkResult(
+                        benchmark_run=run,
+                        item_key=item["key"],
+                        prompt=prompt,
+                        category=prompt.category,
+                        language=prompt.language,
+                        register=prompt.register,
+                        prediction=result.text,
+                        reference=gold,
+                        latency_s=result.latency_s,
+                        prompt_tokens=result.prompt_tokens,
+                        completion_tokens=result.completion_tokens,
+                        **fields,
+                    )
+                ],
+            )
+        )
+    return outcomes
+
+
+def benchmark_compute(
+    *, run: BenchmarkRun, items: list[dict[str, Any]], endpoint: ModelEndpoint
+) -> list[ItemOutcome]:
+    backend = endpoint_backend(endpoint)
+    sampling = SamplingParams.from_dict(run.config["sampling"])
+    if run.task == BenchmarkRun.Task.MCQ:
+        return _mcq(run, items, backend, sampling)
+    if run.task == BenchmarkRun.Task.TRANSLATION:
+        return _translation(run, items, backend, sampling)
+    return _open_qa(run, items, backend, sampling)
+
+
+def benchmark_chunk_process(*, chunk: RunChunk, run: BenchmarkRun) -> bool:
+    return chunk_process(
+        chunk=chunk, run=run, existing_keys=benchmark_existing_keys, compute=benchmark_compute
+    )

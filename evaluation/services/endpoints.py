@@ -1,0 +1,148 @@
+"""Model endpoints: create and update (validated), and the backend object a worker talks to."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from evaluation.domain.sampling import SamplingParams, SamplingParamsError
+from evaluation.inference.base import Backend
+from evaluation.inference.registry import create_backend
+from evaluation.models import BACKEND_OPTION_KEYS, QUEUE_NAME, ModelEndpoint, looks_like_secret
+
+ENDPOINT_FIELDS = (
+    "slug",
+    "backend",
+    "base_url",
+    "model_id",
+    "queue",
+    "max_concurrency",
+    "sampling_defaults",
+    "backend_options",
+    "api_key_env",
+    "is_active",
+)
+
+# Backends hold connections or loaded weights: a worker process keeps a few, keyed by the endpoint's
+# settings so an edit takes effect on the next chunk.
+_BACKEND_CACHE_SIZE = 8
+_backend_cache: OrderedDict[str, Backend] = OrderedDict()
+_backend_cache_lock = threading.Lock()
+
+
+def _validate(endpoint: ModelEndpoint) -> None:
+    errors: dict[str, list[str]] = {}
+    if not QUEUE_NAME.match(endpoint.queue or ""):
+        errors.setdefault("queue", []).append("Use 'default' or 'gpu.<name>' (lower case, digits, - and _).")
+    if endpoint.backend == ModelEndpoint.Backend.OPENAI and not endpoint.base_url:
+        errors.setdefault("base_url", []).append("An OpenAI-compatible endpoint needs a base URL.")
+    try:
+        SamplingParams.from_dict(endpoint.sampling_defaults or {})
+    except SamplingParamsError as exc:
+        errors.setdefault("sampling_defaults", []).append(str(exc))
+    if not isinstance(endpoint.backend_options, dict):
+        errors.setdefault("backend_options", []).append("Backend options must be an object.")
+    else:
+        unknown = sorted(set(endpoint.backend_options) - BACKEND_OPTION_KEYS)
+        if unknown:
+            errors.setdefault("backend_options", []).append(f"Unknown option(s): {', '.join(unknown)}.")
+        if _contains_secret(endpoint.backend_options):
+            errors.setdefault("backend_options", []).append(
+                "Backend options must not contain credentials; name an environment variable in api_key_env."
+            )
+    if errors:
+        raise ValidationError(errors)
+    endpoint.full_clean()
+
+
+def _contains_secret(value: Any) -> bool:
+    if isinstance(value, str):
+        return looks_like_secret(value)
+    if isinstance(value, Mapping):
+        return any(
+            "key" in str(k).lower() or "token" in str(k).lower() or _contains_secret(v)
+            for k, v in value.items()
+        )
+    if isinstance(value, list | tuple):
+        return any(_contains_secret(v) for v in value)
+    return False
+
+
+@transaction.atomic
+def endpoint_create(*, user=None, **fields: Any) -> ModelEndpoint:
+    """A new endpoint; raises ``ValidationError`` (e.g. for a key pasted where its variable's name goes)."""
+    unknown = sorted(set(fields) - set(ENDPOINT_FIELDS))
+    if unknown:
+        raise ValidationError({name: ["Unknown field."] for name in unknown})
+    endpoint = ModelEndpoint(created_by=user, **fields)
+    _validate(endpoint)
+    endpoint.save()
+    return endpoint
+
+
+@transaction.atomic
+def endpoint_update(*, endpoint: ModelEndpoint, **fields: Any) -> ModelEndpoint:
+    unknown = sorted(set(fields) - set(ENDPOINT_FIELDS))
+    if unknown:
+        raise ValidationError({name: ["Unknown field."] for name in unknown})
+    for name, value in fields.items():
+        setattr(endpoint, name, value)
+    _validate(endpoint)
+    endpoint.save()
+    return endpoint
+
+
+def endpoint_sampling(endpoint: ModelEndpoint, overrides: Mapping[str, Any] | None = None) -> SamplingParams:
+    """The endpoint's default sampling parameters with a run's overrides on top (study defaults below)."""
+    return SamplingParams.from_dict({**(endpoint.sampling_defaults or {}), **dict(overrides or {})})
+
+
+def backend_kwargs(endpoint: ModelEndpoint) -> dict[str, Any]:
+    """Constructor arguments of the endpoint's backend (the key itself is read by the backend)."""
+    options = dict(endpoint.backend_options or {})
+    if endpoint.backend == ModelEndpoint.Backend.OPENAI:
+        return {
+            "base_url": endpoint.base_url,
+            "model": endpoint.model_id,
+            "api_key_env": endpoint.api_key_env or None,
+            "max_concurrency": endpoint.max_concurrency,
+            **options,
+        }
+    return {"model": endpoint.model_id, **options}
+
+
+def _fingerprint(endpoint: ModelEndpoint) -> str:
+    data = {"backend": endpoint.backend, "pk": endpoint.pk, **backend_kwargs(endpoint)}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def endpoint_backend(endpoint: ModelEndpoint) -> Backend:
+    """The backend for ``endpoint``, reused across chunks in this process while its settings are unchanged."""
+    key = _fingerprint(endpoint)
+    with _backend_cache_lock:
+        backend = _backend_cache.get(key)
+        if backend is not None:
+            _backend_cache.move_to_end(key)
+            return backend
+    backend = create_backend(endpoint.backend, **backend_kwargs(endpoint))
+    with _backend_cache_lock:
+        _backend_cache[key] = backend
+        while len(_backend_cache) > _BACKEND_CACHE_SIZE:
+            _, old = _backend_cache.popitem(last=False)
+            old.close()
+    return backend
+
+
+def backend_cache_clear() -> None:
+    """Close and forget every cached backend (tests, and workers after an endpoint is deleted)."""
+    with _backend_cache_lock:
+        while _backend_cache:
+            _, backend = _backend_cache.popitem()
+            backend.close()

@@ -1,0 +1,426 @@
+"""Judge templates and aspects (editable, versioned) and judge runs.
+
+Pairwise judges run each pair in both orders by default (two calls of the same item, in the same chunk), so
+the combined verdict and its consistency flag are written together with the two judgments. A judge output
+that cannot be parsed is stored with parse status ``error`` and its raw text; it is a result, not a failure,
+and never becomes a score. Only a request that failed after the backend's retries makes the item fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+
+from annotation.models import Project
+from datasets_app.models import Dataset, Prompt, Response
+from evaluation import selectors
+from evaluation.domain.judge_parsing import ParseResult, combine_two_orders, parse_judge_output
+from evaluation.domain.judge_templates import (
+    FACTUAL,
+    PAIRWISE,
+    RESPONSE_1,
+    SINGLE_GRADE,
+    TemplateError,
+    aspects_for,
+    default_template,
+    render_factual,
+    render_pairwise,
+    render_single_grade,
+)
+from evaluation.domain.judge_templates import (
+    JudgeTemplate as DomainTemplate,
+)
+from evaluation.domain.sampling import SamplingParams, SamplingParamsError
+from evaluation.inference.base import ChatRequest
+from evaluation.models import (
+    CategoryAspects,
+    JudgeRun,
+    JudgeTemplate,
+    Judgment,
+    ModelEndpoint,
+    PairVerdict,
+    RunChunk,
+)
+from evaluation.services.endpoints import endpoint_backend, endpoint_sampling
+from evaluation.services.runs import (
+    ItemOutcome,
+    RunConfigError,
+    check_chunk_size,
+    chunk_process,
+    chunks_create,
+    run_launch,
+)
+
+JUDGE_OPTIONS = frozenset(
+    {
+        "sampling",
+        "seed",
+        "max_tokens",
+        "chunk_size",
+        "models",
+        "generation_run_ids",
+        "per_turn",
+        "structured_output",
+        "language",
+        "on_one_error",
+    }
+)
+
+
+def to_domain_template(template: JudgeTemplate) -> DomainTemplate:
+    return DomainTemplate(
+        kind=template.kind,
+        language=template.language,
+        version=template.version,
+        system=template.system,
+        user=template.user,
+        name=template.name,
+        output_schema=template.output_schema or {},
+    )
+
+
+@transaction.atomic
+def judge_template_update(*, template: JudgeTemplate, system: str, user: str, editor=None) -> JudgeTemplate:
+    """Editing a template writes a new version (the next after the latest); older judgments keep theirs."""
+    latest = (
+        JudgeTemplate.objects.select_for_update()
+        .filter(name=template.name, kind=template.kind, language=template.language)
+        .order_by("-version")
+        .first()
+    )
+    version = (latest.version if latest else template.version) + 1
+    # Validates placeholders (a pairwise template without {{response_2}} cannot judge anything).
+    checked = DomainTemplate(
+        kind=template.kind,
+        language=template.language,
+        version=version,
+        system=system,
+        user=user,
+        name=template.name,
+    )
+    return JudgeTemplate.objects.create(
+        name=template.name,
+        kind=template.kind,
+        language=template.language,
+        version=version,
+        system=checked.system,
+        user=checked.user,
+        output_schema=dict(checked.output_schema),
+        created_by=editor,
+    )
+
+
+@transaction.atomic
+def category_aspects_set(*, category: str, language: str, aspects: Sequence[str]) -> CategoryAspects:
+    cleaned = [a.strip() for a in aspects if isinstance(a, str) and a.strip()]
+    if not cleaned:
+        raise RunConfigError("give at least one aspect")
+    row, _ = CategoryAspects.objects.update_or_create(
+        category=category, language=language, defaults={"aspects": cleaned}
+    )
+    return row
+
+
+def judge_template_default(*, kind: str, language: str) -> JudgeTemplate:
+    """The latest ``default`` template of ``kind`` in ``language``; the shipped text is written back if the
+    table lost it (the seed migration normally provides it)."""
+    latest = selectors.judge_template_latest(kind=kind, language=language)
+    if latest is not None:
+        return latest
+    shipped = default_template(kind, language)
+    template, _ = JudgeTemplate.objects.get_or_create(
+        name=shipped.name,
+        kind=kind,
+        language=language,
+        version=shipped.version,
+        defaults={
+            "system": shipped.system,
+            "user": shipped.user,
+            "output_schema": dict(shipped.output_schema),
+        },
+    )
+    return template
+
+
+def _coin(seed: int, key: str) -> bool:
+    return hashlib.sha256(f"{seed}\x1f{key}".encode()).digest()[0] % 2 == 0
+
+
+@transaction.atomic
+def judge_run_start(
+    *,
+    judge_kind: str,
+    endpoint: ModelEndpoint,
+    dataset: Dataset | None = None,
+    annotation_project: Project | None = None,
+    template: JudgeTemplate | None = None,
+    order_mode: str = JudgeRun.OrderMode.BOTH,
+    options: dict[str, Any] | None = None,
+    name: str = "",
+    user=None,
+) -> JudgeRun:
+    """Plan and queue a judge run over a dataset's responses or an annotation project's tasks.
+
+    ``options``: ``language`` of the default template (``en``/``id``), ``sampling``, ``seed``, ``max_tokens``,
+    ``chunk_size``, ``models`` and ``generation_run_ids`` (dataset source: which responses), ``per_turn``
+    (pairwise over a dataset: one verdict per turn), ``structured_output`` (default true: ask for JSON with
+    the template's schema), ``on_one_error`` (``use_other``/``error``, see ``combine_two_orders``).
+    """
+    options = dict(options or {})
+    unknown = sorted(set(options) - JUDGE_OPTIONS)
+    if unknown:
+        raise RunConfigError(f"unknown option(s): {', '.join(unknown)}")
+    if judge_kind not in (PAIRWISE, SINGLE_GRADE, FACTUAL):
+        raise RunConfigError(f"unknown judge kind {judge_kind!r}")
+    if (dataset is None) == (annotation_project is None):
+        raise RunConfigError("give either a dataset or an annotation project")
+    if order_mode not in JudgeRun.OrderMode.values:
+        raise RunConfigError(f"unknown order mode {order_mode!r}")
+    if template is None:
+        language = options.get("language") or "en"
+        if language not in JudgeTemplate.Language.values:
+            raise RunConfigError(f"language must be one of {', '.join(JudgeTemplate.Language.values)}")
+        template = judge_template_default(kind=judge_kind, language=language)
+    if template.kind != judge_kind:
+        raise RunConfigError(f"template {template} is not a {judge_kind} template")
+    chunk_size = check_chunk_size(options.get("chunk_size"))
+    overrides = dict(options.get("sampling") or {})
+    for key in ("seed", "max_tokens"):
+        if options.get(key) is not None:
+            overrides[key] = options[key]
+    try:
+        sampling = endpoint_sampling(endpoint, overrides).replace(n=1)
+    except SamplingParamsError as exc:
+        raise RunConfigError(str(exc)) from exc
+    seed = options.get("seed") if options.get("seed") is not None else 0
+    config = {
+        "sampling": sampling.to_dict(),
+        "seed": seed,
+        "chunk_size": chunk_size,
+        "structured_output": bool(options.get("structured_output", True)),
+        "on_one_error": options.get("on_one_error", "use_other"),
+        "models": list(options.get("models") or []),
+        "generation_run_ids": list(options.get("generation_run_ids") or []),
+        "per_turn": bool(options.get("per_turn", False)),
+    }
+    if config["on_one_error"] not in ("use_other", "error"):
+        raise RunConfigError("on_one_error must be 'use_other' or 'error'")
+    if annotation_project is not None and judge_kind == PAIRWISE and not annotation_project.is_pairwise:
+        raise RunConfigError("a pairwise judge needs a pairwise annotation project")
+    run = JudgeRun.objects.create(
+        judge_kind=judge_kind,
+        endpoint=endpoint,
+        template=template,
+        source=JudgeRun.Source.DATASET if dataset is not None else JudgeRun.Source.ANNOTATION_PROJECT,
+        dataset=dataset,
+        annotation_project=annotation_project,
+        order_mode=order_mode,
+        config=config,
+        name=name,
+        created_by=user,
+    )
+    if dataset is not None:
+        items = selectors.judge_targets_from_dataset(
+            dataset_id=dataset.pk,
+            judge_kind=judge_kind,
+            model_names=config["models"],
+            generation_run_ids=config["generation_run_ids"],
+            per_turn=config["per_turn"],
+        )
+    else:
+        items = selectors.judge_targets_from_annotation_project(
+            project_id=annotation_project.pk, judge_kind=judge_kind
+        )
+    if judge_kind == PAIRWISE:
+        for item in items:
+            if order_mode == JudgeRun.OrderMode.BOTH:
+                item["orders"] = [Judgment.Order.AB, Judgment.Order.BA]
+            else:
+                item["orders"] = [Judgment.Order.AB if _coin(seed, item["key"]) else Judgment.Order.BA]
+    chunks_create(run=run, endpoint=endpoint, items=items, chunk_size=chunk_size)
+    run_launch(run=run, n_total=len(items))
+    return run
+
+
+def judge_existing_keys(run: JudgeRun, items: list[dict[str, Any]]) -> set[str]:
+    keys = [item["key"] for item in items]
+    if run.judge_kind == PAIRWISE:
+        return set(
+            PairVerdict.objects.filter(judge_run=run, target_key__in=keys).values_list(
+                "target_key", flat=True
+            )
+        )
+    return set(
+        Judgment.objects.filter(judge_run=run, target_key__in=keys).values_list("target_key", flat=True)
+    )
+
+
+def _turn_slice(turns: list[str], turn: int | None) -> list[str]:
+    return list(turns) if turn is None else [turns[turn]]
+
+
+def _judge_messages(
+    run: JudgeRun, template: DomainTemplate, item: dict[str, Any], order: str, prompts, responses, overrides
+) -> list[dict[str, str]]:
+    prompt = prompts[item["prompt"]]
+    first = responses[item["a"]]
+    if run.judge_kind == PAIRWISE:
+        second = responses[item["b"]]
+        user_turns = _turn_slice(prompt.turns, item["turn"])
+        a_turns = _turn_slice(first.turns, item["turn"])
+        b_turns = _turn_slice(second.turns, item["turn"])
+        shown = (a_turns, b_turns) if order == Judgment.Order.AB else (b_turns, a_turns)
+        return render_pairwise(template, user_turns=user_turns, response_1=shown[0], response_2=shown[1])
+    turn = item["turn"]
+    if run.judge_kind == SINGLE_GRADE:
+        aspects = aspects_for(prompt.category or "general", template.language, overrides)
+        return render_single_grade(
+            template,
+            user_turns=prompt.turns,
+            answer_turns=first.turns,
+            turn_index=turn,
+            category=prompt.category or "general",
+            references=prompt.references or None,
+            aspects=aspects,
+        )
+    if turn >= len(first.turns):
+        raise TemplateError(f"the response has no turn {turn + 1}")
+    return render_factual(
+        template, question=prompt.turns[turn], gold=prompt.references[turn], answer=first.turns[turn]
+    )
+
+
+def _judgment_row(run: JudgeRun, item: dict[str, Any], order: str, parsed: ParseResult, result) -> Judgment:
+    shown = ""
+    verdict = ""
+    score = None
+    if parsed.ok:
+        if run.judge_kind == PAIRWISE:
+            shown = str(parsed.value)
+            first_shown_is_a = order == Judgment.Order.AB
+            verdict = "A" if (shown == RESPONSE_1) == first_shown_is_a else "B"
+        else:
+            score = int(parsed.value)
+    return Judgment(
+        judge_run=run,
+        target_key=item["key"],
+        prompt_id=item["prompt"],
+        response_a_id=item["a"],
+        response_b_id=item.get("b"),
+        turn=item["turn"],
+        annotation_task_id=item.get("task"),
+        order=order,
+        template_kind=run.template.kind,
+        template_version=run.template.version,
+        raw_output=result.text,
+        parse_status=Judgment.ParseStatus.OK if parsed.ok else Judgment.ParseStatus.ERROR,
+        parse_reason=parsed.reason[:200],
+        shown_verdict=shown,
+        verdict=verdict,
+        score=score,
+        explanation=parsed.explanation or "",
+        latency_s=result.latency_s,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+    )
+
+
+def _pair_verdict(
+    run: JudgeRun, item: dict[str, Any], parsed_by_order: dict[str, ParseResult]
+) -> PairVerdict:
+    if len(parsed_by_order) == 2:
+        combined = combine_two_orders(
+            parsed_by_order[Judgment.Order.AB],
+            parsed_by_order[Judgment.Order.BA],
+            on_one_error=run.config.get("on_one_error", "use_other"),
+        )
+        verdict, consistency, reason = combined.verdict, combined.consistency, combined.reason
+    else:
+        ((order, parsed),) = parsed_by_order.items()
+        if parsed.ok:
+            first_shown_is_a = order == Judgment.Order.AB
+            verdict = "A" if (parsed.value == RESPONSE_1) == first_shown_is_a else "B"
+            consistency, reason = PairVerdict.Consistency.SINGLE, f"one order ({order})"
+        else:
+            verdict, consistency, reason = (
+                "error",
+                PairVerdict.Consistency.ERROR,
+                "the only order failed to parse",
+            )
+    return PairVerdict(
+        judge_run=run,
+        target_key=item["key"],
+        prompt_id=item["prompt"],
+        response_a_id=item["a"],
+        response_b_id=item["b"],
+        turn=item["turn"],
+        annotation_task_id=item.get("task"),
+        verdict=verdict,
+        consistency=consistency,
+        reason=reason[:200],
+    )
+
+
+def judge_compute(
+    *, run: JudgeRun, items: list[dict[str, Any]], endpoint: ModelEndpoint
+) -> list[ItemOutcome]:
+    """All judge calls of the chunk in one concurrent batch, then parsing and combining per item."""
+    backend = endpoint_backend(endpoint)
+    template = to_domain_template(run.template)
+    sampling = SamplingParams.from_dict(run.config["sampling"])
+    schema = dict(template.output_schema) if run.config.get("structured_output", True) else None
+    prompts = Prompt.objects.in_bulk({item["prompt"] for item in items})
+    response_ids = {item["a"] for item in items} | {item["b"] for item in items if item.get("b")}
+    responses = Response.objects.in_bulk(response_ids)
+    overrides = selectors.aspect_overrides() if run.judge_kind == SINGLE_GRADE else None
+
+    errors: dict[str, str] = {}
+    requests: list[ChatRequest] = []
+    for item in items:
+        orders = item.get("orders") or [Judgment.Order.SINGLE]
+        try:
+            if item["prompt"] not in prompts or any(
+                rid not in responses for rid in (item["a"], item.get("b")) if rid is not None
+            ):
+                raise TemplateError("the prompt or a response no longer exists")
+            for order in orders:
+                messages = _judge_messages(run, template, item, order, prompts, responses, overrides)
+                requests.append(
+                    ChatRequest(
+                        messages=messages,
+                        sampling=sampling,
+                        response_format=schema,
+                        request_id=f"{item['key']}|{order}",
+                    )
+                )
+        except (TemplateError, IndexError) as exc:
+            errors[item["key"]] = f"cannot build the judge prompt: {exc}"
+    results = {result.request_id: result for result in backend.generate(requests)}
+
+    outcomes = []
+    for item in items:
+        key = item["key"]
+        if key in errors:
+            outcomes.append(ItemOutcome(key=key, error=errors[key]))
+            continue
+        orders = item.get("orders") or [Judgment.Order.SINGLE]
+        item_results = {order: results[f"{key}|{order}"] for order in orders}
+        failed = next((r for r in item_results.values() if not r.ok), None)
+        if failed is not None:
+            outcomes.append(ItemOutcome(key=key, error=failed.error))
+            continue
+        parsed = {order: parse_judge_output(r.text, run.judge_kind) for order, r in item_results.items()}
+        rows: list[Any] = [
+            _judgment_row(run, item, order, parsed[order], item_results[order]) for order in orders
+        ]
+        if run.judge_kind == PAIRWISE:
+            rows.append(_pair_verdict(run, item, parsed))
+        outcomes.append(ItemOutcome(key=key, rows=rows))
+    return outcomes
+
+
+def judge_chunk_process(*, chunk: RunChunk, run: JudgeRun) -> bool:
+    return chunk_process(chunk=chunk, run=run, existing_keys=judge_existing_keys, compute=judge_compute)

@@ -1,0 +1,238 @@
+"""What every run kind shares: planning into chunks, queueing, committing a chunk, finishing, cancelling.
+
+A chunk is processed in two steps. First the model calls, outside any transaction (they take seconds to
+minutes). Then one transaction locks the chunk row and, only if the chunk is still pending, inserts its
+result rows (ignoring rows whose unique key already exists), marks it done and adds its counts to the run
+with ``F()`` expressions; the run is finished by a guarded ``UPDATE`` once ``done + failed == total``. A
+chunk delivered twice (a worker killed after the commit but before acknowledging the message, or two
+workers racing after a visibility timeout) therefore writes and counts nothing the second time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import models, transaction
+from django.db.models import Case, F, Value, When
+from django.utils import timezone
+
+from evaluation.inference.base import BackendConfigError
+from evaluation.models import (
+    ACTIVE_STATUSES,
+    BenchmarkRun,
+    GenerationRun,
+    JudgeRun,
+    ModelEndpoint,
+    RunChunk,
+    RunStatus,
+)
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CHUNK_SIZE = 16
+MAX_CHUNK_ERRORS = 20
+
+RUN_MODELS: dict[str, type[models.Model]] = {
+    RunChunk.RunKind.GENERATION: GenerationRun,
+    RunChunk.RunKind.JUDGE: JudgeRun,
+    RunChunk.RunKind.BENCHMARK: BenchmarkRun,
+}
+
+
+class RunConfigError(ValueError):
+    """A run cannot start as configured (unknown option, no items source, wrong endpoint kind)."""
+
+
+@dataclass
+class ItemOutcome:
+    """What a chunk produced for one item: unsaved rows to insert, or an error (the item failed)."""
+
+    key: str
+    rows: list[models.Model] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def run_kind_of(run: models.Model) -> str:
+    return run.kind
+
+
+def chunked(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def check_chunk_size(value: Any) -> int:
+    size = DEFAULT_CHUNK_SIZE if value is None else value
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 1000:
+        raise RunConfigError(f"chunk_size must be an integer in 1..1000, got {value!r}")
+    return size
+
+
+def chunks_create(
+    *,
+    run: models.Model,
+    endpoint: ModelEndpoint,
+    items: Sequence[dict[str, Any]],
+    chunk_size: int,
+    first_index: int = 0,
+) -> list[RunChunk]:
+    """Chunk rows for ``items`` of ``run`` served by ``endpoint`` (one queue per chunk)."""
+    chunks = [
+        RunChunk(run_kind=run.kind, run_id=run.pk, index=first_index + n, endpoint=endpoint, items=list(part))
+        for n, part in enumerate(chunked(list(items), chunk_size))
+    ]
+    return RunChunk.objects.bulk_create(chunks)
+
+
+def chunks_enqueue(run: models.Model) -> None:
+    """Queue every pending chunk of ``run`` on its endpoint's queue, once the transaction commits."""
+    from evaluation.tasks import CHUNK_TASKS
+
+    task = CHUNK_TASKS[run.kind]
+    pending = list(
+        RunChunk.objects.filter(run_kind=run.kind, run_id=run.pk, status=RunChunk.Status.PENDING)
+        .select_related("endpoint")
+        .only("pk", "endpoint__queue")
+    )
+
+    def send() -> None:
+        for chunk in pending:
+            task.apply_async(args=[chunk.pk], queue=chunk.endpoint.queue)
+
+    transaction.on_commit(send)
+
+
+def run_launch(*, run: models.Model, n_total: int) -> None:
+    """Record the item count and queue the chunks; a run without items finishes at once."""
+    model = type(run)
+    if n_total == 0:
+        now = timezone.now()
+        model.objects.filter(pk=run.pk).update(
+            n_total=0, status=RunStatus.SUCCEEDED, started_at=now, finished_at=now
+        )
+        run.refresh_from_db()
+        return
+    model.objects.filter(pk=run.pk).update(n_total=n_total)
+    run.n_total = n_total
+    chunks_enqueue(run)
+
+
+def run_cancel(*, run: models.Model) -> bool:
+    """Stop a queued or running run: chunks not yet started return early. False when it had already ended."""
+    model = type(run)
+    updated = model.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(
+        status=RunStatus.CANCELLED, finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+    return bool(updated)
+
+
+def run_fail(*, run: models.Model, error: str) -> None:
+    """End an active run as failed (a configuration error that every further chunk would hit too)."""
+    type(run).objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(
+        status=RunStatus.FAILED, error=error[:4000], finished_at=timezone.now()
+    )
+
+
+def _mark_running(run: models.Model) -> None:
+    type(run).objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
+        status=RunStatus.RUNNING, started_at=timezone.now()
+    )
+
+
+def _finish_if_complete(model: type[models.Model], run_id: int) -> None:
+    finished = model.objects.filter(
+        pk=run_id, status=RunStatus.RUNNING, n_total__lte=F("n_done") + F("n_failed")
+    ).update(
+        status=Case(
+            When(n_done=0, n_failed__gt=0, then=Value(RunStatus.FAILED)),
+            default=Value(RunStatus.SUCCEEDED),
+        ),
+        finished_at=timezone.now(),
+    )
+    if finished:
+        run = model.objects.get(pk=run_id)
+        if run.n_failed:
+            errors = (
+                RunChunk.objects.filter(run_kind=run.kind, run_id=run_id)
+                .exclude(errors=[])
+                .values_list("errors", flat=True)[:1]
+            )
+            first = next((chunk_errors[0] for chunk_errors in errors if chunk_errors), None)
+            message = f"{run.n_failed} of {run.n_total} item(s) failed"
+            if first:
+                message += f"; first error: {first.get('key')}: {first.get('error')}"
+            model.objects.filter(pk=run_id).update(error=message[:4000])
+
+
+def chunk_commit(
+    *, chunk: RunChunk, run: models.Model, outcomes: Sequence[ItemOutcome], n_already_done: int
+) -> bool:
+    """Write a chunk's results and count them, exactly once. False when the chunk had already been done."""
+    model = type(run)
+    n_done = n_already_done + sum(1 for o in outcomes if o.ok)
+    n_failed = sum(1 for o in outcomes if not o.ok)
+    errors = [{"key": o.key, "error": o.error} for o in outcomes if not o.ok][:MAX_CHUNK_ERRORS]
+    with transaction.atomic():
+        locked = (
+            RunChunk.objects.select_for_update().filter(pk=chunk.pk).values_list("status", flat=True).first()
+        )
+        if locked != RunChunk.Status.PENDING:
+            return False
+        rows_by_model: dict[type[models.Model], list[models.Model]] = {}
+        for outcome in outcomes:
+            if outcome.ok:
+                for row in outcome.rows:
+                    rows_by_model.setdefault(type(row), []).append(row)
+        for row_model, rows in rows_by_model.items():
+            row_model.objects.bulk_create(rows, ignore_conflicts=True)
+        RunChunk.objects.filter(pk=chunk.pk).update(
+            status=RunChunk.Status.DONE,
+            n_done=n_done,
+            n_failed=n_failed,
+            errors=errors,
+            finished_at=timezone.now(),
+        )
+        model.objects.filter(pk=run.pk).update(n_done=F("n_done") + n_done, n_failed=F("n_failed") + n_failed)
+        _finish_if_complete(model, run.pk)
+    return True
+
+
+ComputeFn = Callable[..., list[ItemOutcome]]
+
+
+def chunk_process(
+    *,
+    chunk: RunChunk,
+    run: models.Model,
+    existing_keys: Callable[[models.Model, list[dict[str, Any]]], set[str]],
+    compute: ComputeFn,
+) -> bool:
+    """Run one chunk: skip items that already have a result, compute the rest, commit. Returns whether this
+    call wrote the chunk (False: run not active, chunk already done, or the run failed on a config error)."""
+    if run.status not in ACTIVE_STATUSES or chunk.status != RunChunk.Status.PENDING:
+        return False
+    _mark_running(run)
+    RunChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
+    items = list(chunk.items)
+    have = existing_keys(run, items)
+    todo = [item for item in items if item["key"] not in have]
+    try:
+        outcomes = compute(run=run, items=todo, endpoint=chunk.endpoint) if todo else []
+    except (BackendConfigError, NotImplementedError) as exc:
+        logger.warning("%s failed on chunk %s: %s", run, chunk.index, exc)
+        run_fail(run=run, error=f"{type(exc).__name__}: {exc}")
+        return False
+    # A cancel that arrived while the model was working: keep what was computed, it is correct and paid for.
+    return chunk_commit(chunk=chunk, run=run, outcomes=outcomes, n_already_done=len(items) - len(todo))
+
+
+def run_for_chunk(chunk: RunChunk) -> models.Model | None:
+    return RUN_MODELS[chunk.run_kind].objects.filter(pk=chunk.run_id).first()

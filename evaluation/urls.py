@@ -1,0 +1,11 @@
+from django.urls import path
+
+from evaluation import views
+
+app_name = "evaluation"
+urlpatterns = [
+    path("", views.run_list, name="runs"),
+    path("endpoints/", views.endpoint_list, name="endpoints"),
+    path("runs/<str:kind>/<int:run_id>/", views.run_detail, name="run"),
+    path("runs/<str:kind>/<int:run_id>/cancel", views.run_cancel, name="run-cancel"),
+]

@@ -1,0 +1,136 @@
+"""The evaluation API: endpoints without keys, starting and inspecting runs, results as JSON and CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from evaluation.models import ModelEndpoint
+from tests.evaluation.services.builders import (
+    fair_judge,
+    make_endpoint,
+    make_pair_dataset,
+    make_prompt_dataset,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_annotators_and_anonymous_users_are_refused(api_client_for, client):
+    annotator = api_client_for("annotator")
+    assert annotator.get("/api/v1/evaluation/endpoints/").status_code == 403
+    assert annotator.post("/api/v1/evaluation/generation-runs/start", {}, format="json").status_code == 403
+    assert client.get("/api/v1/evaluation/judge-runs/").status_code in (401, 403)
+
+
+def test_endpoint_create_refuses_a_key_and_never_returns_one(api_client_for, monkeypatch):
+    api = api_client_for("researcher")
+    bad = api.post(
+        "/api/v1/evaluation/endpoints/create",
+        {
+            "slug": "hosted",
+            "base_url": "https://api.example.com/v1",
+            "model_id": "m",
+            "api_key_env": "sk-abc123def456ghi789",
+        },
+        format="json",
+    )
+    assert bad.status_code == 400
+    assert "api_key_env" in bad.json()
+    assert not ModelEndpoint.objects.exists()
+
+    good = api.post(
+        "/api/v1/evaluation/endpoints/create",
+        {
+            "slug": "hosted",
+            "base_url": "https://api.example.com/v1",
+            "model_id": "m",
+            "api_key_env": "HOSTED_KEY",
+        },
+        format="json",
+    )
+    assert good.status_code == 201, good.json()
+    monkeypatch.setenv("HOSTED_KEY", "the-real-secret-value")
+    listed = api.get("/api/v1/evaluation/endpoints/").content.decode()
+    assert "HOSTED_KEY" in listed and "the-real-secret-value" not in listed
+
+    endpoint_id = good.json()["id"]
+    patched = api.patch(
+        f"/api/v1/evaluation/endpoints/{endpoint_id}/update", {"queue": "gpu.hosted"}, format="json"
+    )
+    assert patched.status_code == 200 and patched.json()["queue"] == "gpu.hosted"
+    assert (
+        api.patch(
+            f"/api/v1/evaluation/endpoints/{endpoint_id}/update", {"queue": "gpu"}, format="json"
+        ).status_code
+        == 400
+    )
+
+
+def test_generation_run_start_inspect_and_cancel(api_client_for, server, django_capture_on_commit_callbacks):
+    api = api_client_for("researcher")
+    dataset = make_prompt_dataset(n_prompts=2, two_turn_first=False)
+    make_endpoint(server, "gen")
+    with django_capture_on_commit_callbacks(execute=True):
+        started = api.post(
+            "/api/v1/evaluation/generation-runs/start",
+            {"dataset": dataset.pk, "endpoints": ["gen"], "options": {"seed": 1}},
+            format="json",
+        )
+    assert started.status_code == 201, started.json()
+    run_id = started.json()["id"]
+
+    detail = api.get(f"/api/v1/evaluation/generation-runs/{run_id}").json()
+    assert (detail["status"], detail["n_done"], detail["n_total"], detail["progress_percent"]) == (
+        "succeeded",
+        2,
+        2,
+        100,
+    )
+    cancel = api.post(f"/api/v1/evaluation/generation-runs/{run_id}/cancel")
+    assert cancel.json() == {"cancelled": False, "status": "succeeded"}
+    assert api.get("/api/v1/evaluation/robot-runs/1").status_code == 404
+
+    bad = api.post(
+        "/api/v1/evaluation/generation-runs/start",
+        {"dataset": dataset.pk, "endpoints": ["gen"], "options": {"colour": 1}},
+        format="json",
+    )
+    assert bad.status_code == 400 and "unknown option" in bad.json()["detail"]
+
+
+def test_judge_run_results_as_json_and_csv(api_client_for, server, django_capture_on_commit_callbacks):
+    server.responder = fair_judge
+    api = api_client_for("project_manager")
+    dataset = make_pair_dataset(n_prompts=2)
+    make_endpoint(server, "judge")
+    with django_capture_on_commit_callbacks(execute=True):
+        started = api.post(
+            "/api/v1/evaluation/judge-runs/start",
+            {"judge_kind": "pairwise", "endpoint": "judge", "dataset": dataset.pk},
+            format="json",
+        )
+    assert started.status_code == 201, started.json()
+    run_id = started.json()["id"]
+
+    detail = api.get(f"/api/v1/evaluation/judge-runs/{run_id}").json()
+    assert detail["summary"]["verdicts"]["A"] == 2
+    assert detail["summary"]["consistency"]["consistent"] == 2
+    judgments = api.get(f"/api/v1/evaluation/judge-runs/{run_id}/judgments").json()
+    assert judgments["count"] == 4
+    assert {j["order"] for j in judgments["results"]} == {"ab", "ba"}
+
+    download = api.get(f"/api/v1/evaluation/judge-runs/{run_id}/verdicts.csv")
+    assert download["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(download.streaming_content).decode())))
+    assert len(rows) == 2 and {r["verdict"] for r in rows} == {"A"} and rows[0]["response_a"].isdigit()
+    judgments_csv = api.get(f"/api/v1/evaluation/judge-runs/{run_id}/judgments.csv")
+    assert len(list(csv.DictReader(io.StringIO(b"".join(judgments_csv.streaming_content).decode())))) == 4
+
+
+def test_the_openapi_schema_lists_the_run_operations(api_client_for):
+    schema = api_client_for("researcher").get("/api/schema/").content.decode()
+    assert "/api/v1/evaluation/judge-runs/start" in schema
+    assert "/api/v1/evaluation/benchmark-runs/{run_id}/results.csv" in schema

@@ -1,0 +1,160 @@
+"""Benchmark runs in eager mode: multiple choice, translation (chrF++), open QA (substring and judge)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from evaluation.domain.benchmark_metrics import chrf_pp_sentence
+from evaluation.models import BenchmarkResult
+from evaluation.selectors import benchmark_tables
+from evaluation.services import benchmark_run_start
+from tests.evaluation.inference.openai_stub_server import Reply, completion_body
+from tests.evaluation.services.builders import (
+    last_user,
+    make_endpoint,
+    make_prompt_dataset,
+    make_question_dataset,
+    make_translation_dataset,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _start(capture, **kwargs):
+    with capture(execute=True):
+        run = benchmark_run_start(**kwargs)
+    run.refresh_from_db()
+    return run
+
+
+def test_mcq_k_shot_with_rule_extraction_and_accuracy_tables(server, django_capture_on_commit_callbacks):
+    answers = {"Alat musik dari bambu?": "(C) angklung", "Hari kemerdekaan Indonesia?": "Jawaban: A"}
+
+    def student(body):
+        text = last_user(body)
+        last_question = next(q for q in (*answers, "Pulau terbesar di Indonesia?") if text.rstrip().count(q))
+        return Reply(body=completion_body(answers.get(last_question, "saya tidak tahu")))
+
+    server.responder = student
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="mcq",
+        endpoint=make_endpoint(server, "student"),
+        dataset=make_question_dataset(),
+        options={"k_shot": 2, "shot_split": "shot", "eval_split": "test", "seed": 1},
+    )
+
+    assert (run.status, run.n_total, run.n_done) == ("succeeded", 3, 3)
+    results = {
+        r.item_key: r for r in BenchmarkResult.objects.filter(benchmark_run=run).select_related("question")
+    }
+    by_question = {r.question.external_id: r for r in results.values()}
+    assert (by_question["t1"].prediction, by_question["t1"].correct) == ("C", True)
+    assert (by_question["t2"].prediction, by_question["t2"].correct) == ("A", False)  # key is D
+    assert (by_question["t3"].prediction, by_question["t3"].correct) == (
+        "",
+        False,
+    )  # unparsed counts as wrong
+    # Two solved examples precede the question: both shot questions appear with their answers.
+    prompt = last_user(server.requests[0].body)
+    assert "Ibu kota Jawa Barat?" in prompt and "Makanan dari kedelai?" in prompt
+    assert by_question["t1"].variant.startswith("id-")
+    assert server.requests[0].body["max_tokens"] == 32
+
+    tables = benchmark_tables(run=run)
+    # 1 of 3 correct overall; budaya 1 of 2, geografi 0 of 1.
+    assert tables["overall"][0]["accuracy"] == pytest.approx(1 / 3)
+    by_category = {row["category"]: row["accuracy"] for row in tables["by"]["category"]}
+    assert by_category == {"budaya": 0.5, "geografi": 0.0}
+
+
+def test_mcq_by_log_probability_fails_clearly_on_a_backend_without_scores(
+    server, django_capture_on_commit_callbacks
+):
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="mcq",
+        endpoint=make_endpoint(server, "no-logprobs"),
+        dataset=make_question_dataset(),
+        options={"scoring": "logprob"},
+    )
+    assert run.status == "failed"
+    assert "cannot score options" in run.error
+
+
+def test_translation_is_scored_with_sentence_chrf_pp(server, django_capture_on_commit_callbacks):
+    outputs = {"Saya pergi ke pasar.": "Kula tindak dhateng peken.", "Terima kasih banyak.": "Hatur nuhun."}
+
+    def translator(body):
+        source = re.search(r"\n\n(.*)\Z", last_user(body), re.DOTALL).group(1)
+        return Reply(body=completion_body(outputs[source]))
+
+    server.responder = translator
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="translation",
+        endpoint=make_endpoint(server, "translator"),
+        dataset=make_translation_dataset(),
+    )
+    results = {
+        r.unit.external_id: r
+        for r in BenchmarkResult.objects.filter(benchmark_run=run).select_related("unit")
+    }
+    assert results["u1"].score == pytest.approx(1.0)  # identical to the reference: chrF++ 100
+    expected = chrf_pp_sentence("Hatur nuhun.", "Hatur nuhun pisan.") / 100
+    assert results["u2"].score == pytest.approx(expected)
+    assert 0 < expected < 1
+    assert "ke bahasa Javanese (krama)" in last_user(
+        next(r.body for r in server.requests if "pasar" in last_user(r.body))
+    )
+    tables = benchmark_tables(run=run)
+    assert tables["overall"][0]["mean"] == pytest.approx((1.0 + expected) / 2)
+    assert 0 < tables["corpus_chrf_pp"] <= 100
+
+
+def test_open_qa_by_substring_match(server, django_capture_on_commit_callbacks):
+    server.responder = lambda body: Reply(
+        body=completion_body(
+            "Jawabannya: rujukan 0 giliran 1." if "Pertanyaan 0" in last_user(body) else "entah"
+        )
+    )
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="open_qa",
+        endpoint=make_endpoint(server, "qa"),
+        dataset=make_prompt_dataset(n_prompts=2, two_turn_first=False),
+    )
+    correct = dict(
+        BenchmarkResult.objects.filter(benchmark_run=run).values_list("prompt__external_id", "correct")
+    )
+    assert correct == {"p0": True, "p1": False}
+
+
+def test_open_qa_by_factual_judge_divides_by_five(server, django_capture_on_commit_callbacks):
+    def both(body):
+        if "[Gold answer]" in last_user(body):
+            score = 4 if "Pertanyaan 0" in last_user(body) else None
+            text = json.dumps({"explanation": "x", "score": score}) if score else "no idea"
+            return Reply(body=completion_body(text))
+        return Reply(body=completion_body("some answer"))
+
+    server.responder = both
+    endpoint = make_endpoint(server, "qa-model")
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="open_qa",
+        endpoint=endpoint,
+        judge_endpoint=make_endpoint(server, "qa-judge"),
+        dataset=make_prompt_dataset(n_prompts=2, two_turn_first=False),
+        options={"scoring": "judge"},
+    )
+    rows = {
+        r.prompt.external_id: r
+        for r in BenchmarkResult.objects.filter(benchmark_run=run).select_related("prompt")
+    }
+    assert rows["p0"].score == pytest.approx(0.8)  # 4 / 5
+    assert rows["p1"].score is None and rows["p1"].raw["judge_parse_status"] == "error"
+    assert run.status == "succeeded"

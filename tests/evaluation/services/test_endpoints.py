@@ -1,0 +1,79 @@
+"""Endpoint validation: never a key, only the name of the variable that holds it."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from evaluation.inference.openai_backend import OpenAIBackend
+from evaluation.models import ModelEndpoint
+from evaluation.services import backend_cache_clear, endpoint_backend, endpoint_create, endpoint_update
+
+pytestmark = pytest.mark.django_db
+
+
+def _create(**fields):
+    base = {"slug": "e1", "backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model_id": "m"}
+    return endpoint_create(**{**base, **fields})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "sk-proj-abcdef1234567890",
+        "hf_AbCdEfGhIjKlMnOp",
+        "AKIAIOSFODNN7EXAMPLE",
+        "Bearer xyz",
+        "a1b2c3d4e5f6g7h8i9",
+    ],
+)
+def test_a_pasted_key_is_refused(value):
+    with pytest.raises(ValidationError) as caught:
+        _create(api_key_env=value)
+    assert "api_key_env" in caught.value.message_dict
+    assert not ModelEndpoint.objects.exists()
+
+
+@pytest.mark.parametrize("value", ["", "OPENAI_API_KEY", "TIMBANG_JUDGE_KEY_2"])
+def test_variable_names_are_accepted(value):
+    assert _create(api_key_env=value).api_key_env == value
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"queue": "gpu"}, "queue"),
+        ({"queue": "GPU.big"}, "queue"),
+        ({"base_url": ""}, "base_url"),
+        ({"sampling_defaults": {"temperature": -1}}, "sampling_defaults"),
+        ({"backend_options": {"colour": "red"}}, "backend_options"),
+        ({"backend_options": {"extra_body": {"api_key": "abc"}}}, "backend_options"),
+        ({"api_key_env": "lower_case"}, "api_key_env"),
+    ],
+)
+def test_invalid_settings_are_refused(fields, field):
+    with pytest.raises(ValidationError) as caught:
+        _create(**fields)
+    assert field in caught.value.message_dict
+
+
+def test_a_gpu_queue_and_an_update_are_validated():
+    endpoint = _create(queue="gpu.qwen-7b")
+    with pytest.raises(ValidationError):
+        endpoint_update(endpoint=endpoint, api_key_env="sk-live-0123456789abcdef")
+    endpoint.refresh_from_db()
+    assert endpoint.api_key_env == ""
+
+
+def test_the_backend_reads_the_named_variable_and_is_rebuilt_after_an_edit(monkeypatch):
+    monkeypatch.setenv("TIMBANG_TEST_KEY", "secret-value")
+    endpoint = _create(api_key_env="TIMBANG_TEST_KEY", max_concurrency=3)
+    backend = endpoint_backend(endpoint)
+    try:
+        assert isinstance(backend, OpenAIBackend)
+        assert (backend.max_concurrency, backend.api_key_env) == (3, "TIMBANG_TEST_KEY")
+        assert endpoint_backend(endpoint) is backend  # reused while the settings are unchanged
+        endpoint_update(endpoint=endpoint, max_concurrency=5)
+        assert endpoint_backend(endpoint).max_concurrency == 5
+    finally:
+        backend_cache_clear()

@@ -1,0 +1,303 @@
+"""Judge runs end to end in eager mode against scripted judges on the stub OpenAI server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotation.models import Project, Task
+from datasets_app.models import Response
+from evaluation.models import JudgeRun, JudgeTemplate, Judgment, PairVerdict
+from evaluation.services import category_aspects_set, judge_run_start, judge_template_update
+from evaluation.services.judging import judge_template_default
+from evaluation.services.runs import RunConfigError
+from tests.evaluation.inference.openai_stub_server import Reply, completion_body
+from tests.evaluation.services.builders import (
+    fair_judge,
+    first_position_judge,
+    garbage_judge,
+    last_user,
+    make_endpoint,
+    make_pair_dataset,
+    make_prompt_dataset,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _start(capture, **kwargs) -> JudgeRun:
+    with capture(execute=True):
+        run = judge_run_start(**kwargs)
+    run.refresh_from_db()
+    return run
+
+
+def test_pairwise_both_orders_combine_into_consistent_verdicts(server, django_capture_on_commit_callbacks):
+    server.responder = fair_judge
+    dataset = make_pair_dataset(n_prompts=2)
+    judge = make_endpoint(server, "judge")
+
+    run = _start(django_capture_on_commit_callbacks, judge_kind="pairwise", endpoint=judge, dataset=dataset)
+
+    assert (run.status, run.n_total, run.n_done, run.n_failed) == ("succeeded", 2, 2, 0)
+    # One pair per prompt, asked in both orders: 4 calls and 4 judgments.
+    assert len(server.requests) == 4
+    judgments = Judgment.objects.filter(judge_run=run)
+    assert judgments.count() == 4
+    assert set(judgments.values_list("order", flat=True)) == {"ab", "ba"}
+    # alpha (GOOD) is canonical A (first by model name); shown second in order "ba", so the judge said
+    # "Response 2" there, which maps back to A.
+    ba = judgments.filter(order="ba").first()
+    assert (ba.shown_verdict, ba.verdict, ba.parse_status) == ("Response 2", "A", "ok")
+    assert ba.template_kind == "pairwise" and ba.template_version == 1
+    verdicts = PairVerdict.objects.filter(judge_run=run)
+    assert list(verdicts.values_list("verdict", "consistency")) == [("A", "consistent"), ("A", "consistent")]
+    a_model = Response.objects.get(pk=verdicts.first().response_a_id).model_name
+    assert a_model == "alpha"
+    # The judge was asked for JSON with the template's schema, at the study sampling settings.
+    body = server.requests[0].body
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["score"]["enum"] == [
+        "Response 1",
+        "Response 2",
+    ]
+    assert (body["temperature"], body["top_p"], body["top_k"]) == (0.6, 0.95, 20)
+
+
+def test_a_position_biased_judge_gives_ties_flagged_biased_first(server, django_capture_on_commit_callbacks):
+    server.responder = first_position_judge
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="pairwise",
+        endpoint=make_endpoint(server, "biased"),
+        dataset=make_pair_dataset(n_prompts=1),
+    )
+    verdict = PairVerdict.objects.get(judge_run=run)
+    assert (verdict.verdict, verdict.consistency) == ("tie", "biased_first")
+
+
+def test_malformed_judge_output_is_a_parse_error_not_a_score_and_the_run_succeeds(
+    server, django_capture_on_commit_callbacks
+):
+    server.responder = garbage_judge
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="pairwise",
+        endpoint=make_endpoint(server, "garbage"),
+        dataset=make_pair_dataset(n_prompts=1),
+    )
+    assert (run.status, run.n_done, run.n_failed) == ("succeeded", 1, 0)
+    for judgment in Judgment.objects.filter(judge_run=run):
+        assert judgment.parse_status == "error"
+        assert judgment.verdict == "" and judgment.score is None
+        assert judgment.raw_output == "I really cannot say which one I prefer, sorry."
+    verdict = PairVerdict.objects.get(judge_run=run)
+    assert (verdict.verdict, verdict.consistency) == ("error", "error")
+
+
+def test_one_unparsable_order_keeps_the_other_verdict_flagged_error(
+    server, django_capture_on_commit_callbacks
+):
+    def half_garbage(body):
+        return garbage_judge(body) if "GOOD" in last_user(body).split("[Response 2]")[1] else fair_judge(body)
+
+    server.responder = half_garbage
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="pairwise",
+        endpoint=make_endpoint(server, "half"),
+        dataset=make_pair_dataset(n_prompts=1),
+    )
+    verdict = PairVerdict.objects.get(judge_run=run)
+    # Order "ab" shows GOOD first and parses (A); order "ba" shows GOOD second and is garbage.
+    assert (verdict.verdict, verdict.consistency) == ("A", "error")
+
+
+def test_single_randomised_order_is_seeded_and_mapped_back(server, django_capture_on_commit_callbacks):
+    server.responder = fair_judge
+    dataset = make_pair_dataset(n_prompts=6)
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="pairwise",
+        endpoint=make_endpoint(server, "once"),
+        dataset=dataset,
+        order_mode="single_random",
+        options={"seed": 3},
+    )
+    judgments = Judgment.objects.filter(judge_run=run)
+    assert judgments.count() == 6 == len(server.requests)
+    orders = list(judgments.order_by("target_key").values_list("order", flat=True))
+    assert set(orders) == {"ab", "ba"}  # 6 pairs with seed 3 get both orders
+    assert set(PairVerdict.objects.filter(judge_run=run).values_list("verdict", "consistency")) == {
+        ("A", "single")
+    }
+
+    again = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="pairwise",
+        endpoint=make_endpoint(server, "twice"),
+        dataset=dataset,
+        order_mode="single_random",
+        options={"seed": 3},
+    )
+    assert (
+        list(Judgment.objects.filter(judge_run=again).order_by("target_key").values_list("order", flat=True))
+        == orders
+    )
+
+
+def test_single_grade_judges_each_turn_with_reference_and_edited_aspects(
+    server, django_capture_on_commit_callbacks
+):
+    server.responder = lambda body: Reply(body=completion_body('{"explanation": "ok", "score": 7}'))
+    dataset = make_prompt_dataset(n_prompts=1)  # p0 has two turns and a reference per turn
+    prompt = dataset.prompts.get()
+    Response.objects.create(prompt=prompt, model_name="m", turns=["Jawab satu", "Jawab dua"])
+    category_aspects_set(category="analysis", language="en", aspects=["Kindness first", "Then accuracy"])
+
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="single_grade",
+        endpoint=make_endpoint(server, "grader"),
+        dataset=dataset,
+    )
+
+    assert (run.status, run.n_done) == ("succeeded", 2)
+    judgments = Judgment.objects.filter(judge_run=run).order_by("turn")
+    assert [(j.turn, j.order, j.score) for j in judgments] == [(0, "single", 7), (1, "single", 7)]
+    second = (
+        server.requests[1].body
+        if "Jawab dua" in last_user(server.requests[1].body)
+        else server.requests[0].body
+    )
+    text = last_user(second)
+    assert "1. Kindness first\n2. Then accuracy" in text
+    assert "Rujukan 0 giliran 2" in text  # the second turn's reference
+    assert "User: Pertanyaan 0\nAssistant: Jawab satu" in text  # earlier turn as context
+    assert second["response_format"]["json_schema"]["schema"]["properties"]["score"]["enum"] == list(
+        range(1, 11)
+    )
+
+
+def test_an_out_of_range_grade_is_a_parse_error(server, django_capture_on_commit_callbacks):
+    server.responder = lambda body: Reply(body=completion_body('{"explanation": "great", "score": 12}'))
+    dataset = make_prompt_dataset(n_prompts=1, two_turn_first=False)
+    Response.objects.create(prompt=dataset.prompts.get(), model_name="m", turns=["x"])
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="single_grade",
+        endpoint=make_endpoint(server, "g"),
+        dataset=dataset,
+    )
+    judgment = Judgment.objects.get(judge_run=run)
+    assert (judgment.parse_status, judgment.score, run.status) == ("error", None, "succeeded")
+
+
+def test_factual_judge_compares_with_the_gold_answer(server, django_capture_on_commit_callbacks):
+    server.responder = lambda body: Reply(body=completion_body('{"explanation": "right", "score": 4}'))
+    dataset = make_prompt_dataset(n_prompts=2, two_turn_first=False)
+    for prompt in dataset.prompts.all():
+        Response.objects.create(prompt=prompt, model_name="m", turns=["Jawaban"])
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="factual",
+        endpoint=make_endpoint(server, "f"),
+        dataset=dataset,
+    )
+    assert Judgment.objects.filter(judge_run=run, score=4).count() == 2
+    assert "[Gold answer]\nRujukan 0 giliran 1" in last_user(
+        server.requests[0].body
+    ) or "[Gold answer]\nRujukan 1" in last_user(server.requests[0].body)
+
+
+def test_judge_on_annotation_project_tasks_keeps_task_pair_and_turn(
+    server, django_capture_on_commit_callbacks
+):
+    server.responder = fair_judge
+    dataset = make_pair_dataset(n_prompts=2)
+    project = Project.objects.create(name="pairs", kind="pairwise", dataset=dataset)
+    task_ids = []
+    for prompt in dataset.prompts.order_by("id"):
+        good, bad = prompt.responses.order_by("model_name")
+        # Humans saw (bad, good): canonical A is the bad one in this project.
+        task_ids.append(
+            Task.objects.create(
+                project=project,
+                prompt=prompt,
+                response_ids=[bad.pk, good.pk],
+                response_a=bad,
+                response_b=good,
+                turn=0,
+            ).pk
+        )
+
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="pairwise",
+        endpoint=make_endpoint(server, "aligned"),
+        annotation_project=project,
+    )
+
+    assert run.source == "annotation_project" and run.n_done == 2
+    verdicts = PairVerdict.objects.filter(judge_run=run).order_by("annotation_task_id")
+    assert [(v.annotation_task_id, v.turn, v.verdict, v.consistency) for v in verdicts] == [
+        (task_ids[0], 0, "B", "consistent"),
+        (task_ids[1], 0, "B", "consistent"),
+    ]
+    assert set(Judgment.objects.filter(judge_run=run).values_list("annotation_task_id", flat=True)) == set(
+        task_ids
+    )
+
+
+def test_editing_a_template_makes_a_new_version_used_by_new_runs(server, django_capture_on_commit_callbacks):
+    server.responder = fair_judge
+    original = judge_template_default(kind="pairwise", language="en")
+    assert original.version == 1
+    edited = judge_template_update(
+        template=original, system="Be strict.", user=original.user.replace("Compare", "Carefully compare")
+    )
+    assert (edited.version, original.version) == (2, 1)
+    assert JudgeTemplate.objects.filter(kind="pairwise", language="en").count() == 2
+
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="pairwise",
+        endpoint=make_endpoint(server, "v2"),
+        dataset=make_pair_dataset(n_prompts=1),
+    )
+    assert run.template_id == edited.pk
+    assert set(Judgment.objects.filter(judge_run=run).values_list("template_version", flat=True)) == {2}
+    assert server.requests[0].body["messages"][0] == {"role": "system", "content": "Be strict."}
+
+
+def test_a_template_edit_that_drops_a_placeholder_is_refused():
+    from evaluation.domain.judge_templates import TemplateError
+
+    original = judge_template_default(kind="pairwise", language="id")
+    with pytest.raises(TemplateError, match="response_2"):
+        judge_template_update(
+            template=original, system="", user="Bandingkan {{question}} dan {{response_1}}."
+        )
+
+
+def test_indonesian_template_and_structured_output_off(server, django_capture_on_commit_callbacks):
+    server.responder = lambda body: Reply(
+        body=completion_body(json.dumps({"penjelasan": "x", "skor": "Response 1"}))
+    )
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="pairwise",
+        endpoint=make_endpoint(server, "id-judge"),
+        dataset=make_pair_dataset(n_prompts=1),
+        options={"language": "id", "structured_output": False},
+    )
+    assert run.template.language == "id"
+    assert "response_format" not in server.requests[0].body
+    assert "[Respons 1]" in last_user(server.requests[0].body)
+    assert PairVerdict.objects.get(judge_run=run).consistency == "biased_first"
+
+
+def test_a_run_needs_exactly_one_source(server):
+    with pytest.raises(RunConfigError, match="either a dataset or an annotation project"):
+        judge_run_start(judge_kind="pairwise", endpoint=make_endpoint(server, "nosrc"))

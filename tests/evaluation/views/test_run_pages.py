@@ -1,0 +1,66 @@
+"""Run pages: role checks, the polling progress fragment, cancel, results tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.services import generation_run_start, judge_run_start
+from tests.evaluation.services.builders import (
+    fair_judge,
+    make_endpoint,
+    make_pair_dataset,
+    make_prompt_dataset,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_annotators_cannot_see_runs_or_endpoints(role_client):
+    client = role_client("annotator")
+    assert client.get("/evaluation/").status_code == 403
+    assert client.get("/evaluation/endpoints/").status_code == 403
+
+
+def test_a_running_run_polls_its_progress_and_can_be_cancelled(
+    role_client, server, django_capture_on_commit_callbacks
+):
+    client = role_client("researcher")
+    dataset = make_prompt_dataset(n_prompts=3, two_turn_first=False)
+    with django_capture_on_commit_callbacks(execute=False):  # nothing runs: the run stays queued
+        run = generation_run_start(dataset=dataset, endpoints=[make_endpoint(server, "slow")])
+
+    page = client.get(f"/evaluation/runs/generation/{run.pk}/").content.decode()
+    assert 'hx-trigger="every 2s"' in page
+    assert "0 / 3" in page
+
+    fragment = client.get(f"/evaluation/runs/generation/{run.pk}/?fragment=progress", HTTP_HX_REQUEST="true")
+    text = fragment.content.decode()
+    assert text.strip().startswith('<div id="run-progress"') and "<html" not in text
+
+    cancelled = client.post(
+        f"/evaluation/runs/generation/{run.pk}/cancel", HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "Cancelled" in cancelled
+    assert "every 2s" not in cancelled  # polling stops once the run has ended
+    assert client.get(f"/evaluation/runs/robot/{run.pk}/").status_code == 404
+
+
+def test_a_finished_judge_run_shows_verdicts_and_no_polling(
+    role_client, server, django_capture_on_commit_callbacks
+):
+    server.responder = fair_judge
+    client = role_client("project_manager")
+    with django_capture_on_commit_callbacks(execute=True):
+        run = judge_run_start(
+            judge_kind="pairwise",
+            endpoint=make_endpoint(server, "judge"),
+            dataset=make_pair_dataset(n_prompts=2),
+        )
+    page = client.get(f"/evaluation/runs/judge/{run.pk}/").content.decode()
+    assert "every 2s" not in page
+    assert page.count("<td>A</td>") == 2
+    assert f"/api/v1/evaluation/judge-runs/{run.pk}/verdicts.csv" in page
+
+    runs = client.get("/evaluation/").content.decode()
+    assert f"/evaluation/runs/judge/{run.pk}/" in runs
+    assert "judge" in client.get("/evaluation/endpoints/").content.decode()
