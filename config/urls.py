@@ -9,6 +9,7 @@ api_v1 = [
     path("", include("datasets_app.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("evaluation.api_urls")),
+    path("", include("evaluation.analytics_api_urls")),
 ]
 
 urlpatterns = [
@@ -19,6 +20,7 @@ urlpatterns = [
     path("datasets/", include("datasets_app.urls")),
     path("annotate/", include("annotation.urls")),
     path("evaluation/", include("evaluation.urls")),
+    path("analytics/", include("evaluation.analytics_urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

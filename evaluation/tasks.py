@@ -9,6 +9,8 @@ with backoff; model-server errors are retried inside the backend and end as fail
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+# The agreement-report task lives beside the dashboards; importing it here registers it with workers.
+from evaluation import analytics_tasks  # noqa: F401
 from evaluation.models import RunChunk
 from evaluation.services import benchmark_chunk_process, generation_chunk_process, judge_chunk_process
 from evaluation.services.runs import run_for_chunk

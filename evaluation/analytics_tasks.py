@@ -1,0 +1,28 @@
+"""Celery task of the dashboards: compute one project's agreement report in the background.
+
+Celery's autodiscovery imports ``<app>.tasks`` only: a worker knows this task once ``evaluation/tasks.py``
+imports this module. ``evaluation.analytics_urls`` imports it too, so web processes always have it.
+"""
+
+from celery import shared_task
+
+from annotation.models import Project
+from evaluation import analytics
+
+
+@shared_task(name="evaluation.agreement_report", queue="default", soft_time_limit=20 * 60, time_limit=21 * 60)
+def agreement_report(project_id: int, level: str, version: str) -> str | None:
+    """Compute and cache the report unless the project is gone or this version is already cached.
+
+    The report is computed on the project's current data; when answers arrived since the request was
+    queued it is stored under the newer version and the next visit finds it.
+    """
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return None
+    if analytics.cached_report(project_id=project_id, level=level, version=version) is not None:
+        return version
+    report = analytics.report_build(project=project, level=level)
+    if report["data_version"] != version:
+        analytics.status_forget(project_id=project_id, level=level, version=version)
+    return report["data_version"]

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from evaluation import analytics_tasks  # noqa: F401 - registers evaluation.agreement_report with Celery
+from evaluation import analytics_views as views
+
+app_name = "analytics"
+urlpatterns = [
+    path("", views.project_list, name="list"),
+    path("projects/<int:project_id>/", views.project_dashboard, name="project"),
+    path("projects/<int:project_id>/retry", views.report_retry, name="retry"),
+    path("projects/<int:project_id>/<slug:section>/<slug:table>.csv", views.section_csv, name="csv"),
+]

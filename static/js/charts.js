@@ -1,0 +1,171 @@
+/* Agreement dashboard charts: Vega-Lite specs drawn from the rows the page embeds as JSON.
+ *
+ * Each chart container is <div class="chart" data-chart="SECTION">; its rows come from the
+ * <script id="analytics-data"> block of the same report fragment. Charts are drawn on page load and
+ * again whenever htmx swaps in a new report (the progress bar is replaced by the finished report).
+ */
+(function () {
+  "use strict";
+
+  var SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json";
+  var THRESHOLDS = [{ t: 0.667 }, { t: 0.8 }];
+
+  function defined(rows, field) {
+    return rows.filter(function (r) { return r[field] !== null && r[field] !== undefined; });
+  }
+
+  function base(rows, extra) {
+    var spec = { $schema: SCHEMA, data: { values: rows }, width: "container", autosize: { type: "fit-x", contains: "padding" } };
+    Object.keys(extra).forEach(function (k) { spec[k] = extra[k]; });
+    return spec;
+  }
+
+  var SPECS = {
+    alpha: function (rows) {
+      rows = defined(rows, "alpha");
+      if (!rows.length) return null;
+      var y = { field: "criterion", type: "nominal", title: null, sort: null };
+      var tooltip = ["criterion", "level", { field: "alpha", format: ".3f" }, { field: "ci_low", format: ".3f" },
+        { field: "ci_high", format: ".3f" }, "n_units", "n_coders"].map(function (f) {
+          return typeof f === "string" ? { field: f } : f;
+        });
+      return base(rows, {
+        height: { step: 34 },
+        layer: [
+          { data: { values: THRESHOLDS }, mark: { type: "rule", strokeDash: [4, 4], color: "#9a9a9a" },
+            encoding: { x: { field: "t", type: "quantitative" } } },
+          { mark: { type: "rule", strokeWidth: 2, clip: true },
+            encoding: { y: y, x: { field: "ci_low", type: "quantitative" }, x2: { field: "ci_high" } } },
+          { mark: { type: "point", filled: true, size: 90 },
+            encoding: { y: y, tooltip: tooltip,
+              x: { field: "alpha", type: "quantitative", title: "Krippendorff's alpha (95% CI)", scale: { domain: [-0.2, 1], clamp: true } } } }
+        ]
+      });
+    },
+    trend: function (rows) {
+      rows = defined(rows, "alpha");
+      if (!rows.length) return null;
+      return base(rows, {
+        height: 220,
+        mark: { type: "line", point: true },
+        encoding: {
+          x: { field: "n_submissions", type: "quantitative", title: "submissions", axis: { format: "d", tickMinStep: 1 } },
+          y: { field: "alpha", type: "quantitative", title: "alpha", scale: { domain: [-0.2, 1], clamp: true } },
+          color: { field: "criterion", type: "nominal" },
+          tooltip: [{ field: "criterion" }, { field: "n_submissions" }, { field: "alpha", format: ".3f" }]
+        }
+      });
+    },
+    distributions: function (rows) {
+      if (!rows.length) return null;
+      return {
+        $schema: SCHEMA,
+        data: { values: rows },
+        mark: "bar",
+        encoding: {
+          column: { field: "criterion", type: "nominal", title: null },
+          x: { field: "value", type: "ordinal", title: null, sort: null },
+          y: { field: "count", type: "quantitative" },
+          tooltip: [{ field: "criterion" }, { field: "value" }, { field: "count" }, { field: "share", format: ".1%" }]
+        },
+        width: 150,
+        height: 140,
+        resolve: { scale: { x: "independent" } }
+      };
+    },
+    annotators: function (rows) {
+      rows = defined(rows, "delta");
+      if (!rows.length) return null;
+      return base(rows, {
+        height: { step: 22 },
+        mark: { type: "point", filled: true, size: 70 },
+        encoding: {
+          y: { field: "coder", type: "nominal", title: null },
+          x: { field: "delta", type: "quantitative", title: "alpha without the annotator minus alpha with everyone" },
+          color: { field: "criterion", type: "nominal" },
+          tooltip: [{ field: "coder" }, { field: "criterion" }, { field: "delta", format: ".3f" },
+            { field: "alpha_without", format: ".3f" }, { field: "n_values" }]
+        }
+      });
+    },
+    bradley_terry: function (rows) {
+      if (!rows.length) return null;
+      var y = { field: "model", type: "nominal", title: null, sort: "-x" };
+      return base(rows, {
+        height: { step: 28 },
+        encoding: { y: y, yOffset: { field: "source" }, color: { field: "source", type: "nominal" } },
+        layer: [
+          { mark: { type: "rule", strokeWidth: 2 },
+            encoding: { x: { field: "ci_low", type: "quantitative", scale: { zero: false } }, x2: { field: "ci_high" } } },
+          { mark: { type: "point", filled: true, size: 80 },
+            encoding: { x: { field: "rating", type: "quantitative", title: "Bradley-Terry rating (95% CI)" },
+              tooltip: [{ field: "model" }, { field: "source" }, { field: "rating", format: ".0f" },
+                { field: "ci_low", format: ".0f" }, { field: "ci_high", format: ".0f" }, { field: "games" }] } }
+        ]
+      });
+    },
+    judges: function (rows) {
+      rows = rows.filter(function (r) { return r.kind !== "human"; });
+      if (!rows.length) return null;
+      return base(rows, {
+        height: { step: 16 },
+        transform: [{ fold: ["with_ties", "without_ties", "accuracy"], as: ["measure", "share"] },
+          { filter: "datum.share !== null" }],
+        mark: "bar",
+        encoding: {
+          y: { field: "judge", type: "nominal", title: null },
+          yOffset: { field: "measure" },
+          x: { field: "share", type: "quantitative", title: "agreement with people", scale: { domain: [0, 1] } },
+          color: { field: "measure", type: "nominal" },
+          tooltip: [{ field: "judge" }, { field: "measure" }, { field: "share", format: ".3f" }]
+        }
+      });
+    }
+  };
+
+  SPECS.conflicts = function (rows) {
+    if (!rows.length) return null;
+    var encoding = {
+      x: { field: "answerer", type: "nominal", title: "answerer" },
+      y: { field: "creator", type: "nominal", title: "creator" }
+    };
+    return {
+      $schema: SCHEMA,
+      data: { values: rows },
+      encoding: encoding,
+      layer: [
+        { mark: "rect", encoding: { color: { field: "n_conflicts", type: "quantitative", title: "conflicts",
+            scale: { scheme: "oranges" } },
+          tooltip: [{ field: "creator" }, { field: "answerer" }, { field: "n_conflicts" }, { field: "n_answers" }] } },
+        { mark: { type: "text", fontSize: 11 }, encoding: { text: { field: "n_conflicts" } } }
+      ],
+      width: { step: 36 },
+      height: { step: 28 }
+    };
+  };
+
+  function render(root) {
+    if (typeof window.vegaEmbed !== "function") return;
+    var scope = root && root.querySelectorAll ? root : document;
+    var source = scope.querySelector("#analytics-data") || document.getElementById("analytics-data");
+    if (!source) return;
+    var data = JSON.parse(source.textContent);
+    scope.querySelectorAll(".chart[data-chart]").forEach(function (el) {
+      if (el.dataset.rendered) return;
+      var build = SPECS[el.dataset.chart];
+      var spec = build ? build(data[el.dataset.chart] || []) : null;
+      if (!spec) { el.hidden = true; return; }
+      el.dataset.rendered = "1";
+      window.vegaEmbed(el, spec, { actions: false, renderer: "svg" }).catch(function (err) {
+        el.textContent = "Chart unavailable: " + err;
+      });
+    });
+  }
+
+  if (window.htmx) { window.htmx.onLoad(render); }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { render(document); });
+  } else {
+    render(document);
+  }
+})();
