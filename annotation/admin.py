@@ -4,12 +4,17 @@ from annotation.models import (
     Annotation,
     AnnotatorGroup,
     Assignment,
+    ConceptPair,
+    FlagRecompute,
     Membership,
     Project,
+    QuestionErrorReview,
+    QuestionRound,
     Review,
     Rubric,
     Task,
     TaskSlot,
+    TranslationRound,
 )
 
 
@@ -43,7 +48,7 @@ class MembershipAdmin(admin.ModelAdmin):
 class TaskAdmin(admin.ModelAdmin):
     list_display = ["id", "project", "prompt", "turn", "is_gold"]
     list_filter = ["project", "is_gold"]
-    raw_id_fields = ["prompt", "response_a", "response_b"]
+    raw_id_fields = ["prompt", "response_a", "response_b", "translation_unit", "question", "concept_pair"]
 
 
 @admin.register(TaskSlot)
@@ -83,3 +88,43 @@ class ReviewAdmin(admin.ModelAdmin):
     list_display = ["id", "assignment", "reviewer", "verdict", "round", "created_at"]
     list_filter = ["verdict"]
     raw_id_fields = ["assignment", "annotation"]
+
+
+@admin.register(ConceptPair)
+class ConceptPairAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "category", "concept", "language"]
+    list_filter = ["project", "language"]
+    search_fields = ["concept", "category"]
+
+
+@admin.register(TranslationRound)
+class TranslationRoundAdmin(admin.ModelAdmin):
+    list_display = ["id", "unit", "round", "translator", "reviewer", "verdict", "reviewed_at"]
+    list_filter = ["verdict"]
+    raw_id_fields = ["unit", "translator", "reviewer", "translation_assignment", "review_assignment"]
+
+
+@admin.register(QuestionRound)
+class QuestionRoundAdmin(admin.ModelAdmin):
+    list_display = ["id", "question", "round", "author", "reviewer", "verdict", "reviewed_at"]
+    list_filter = ["verdict"]
+    raw_id_fields = ["question", "assignment", "author", "reviewer"]
+
+
+@admin.register(QuestionErrorReview)
+class QuestionErrorReviewAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "question", "reviewer", "errors", "updated_at"]
+    list_filter = ["project"]
+    raw_id_fields = ["question", "reviewer"]
+
+
+@admin.register(FlagRecompute)
+class FlagRecomputeAdmin(admin.ModelAdmin):
+    """Read-only: runs are started from the project page or the API."""
+
+    list_display = ["id", "project", "status", "done", "total", "n_flagged", "created_at", "finished_at"]
+    list_filter = ["status"]
+    readonly_fields = [f.name for f in FlagRecompute._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False

@@ -16,11 +16,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
-from annotation.models import AnnotatorGroup, Assignment, Project
+from annotation.models import AnnotatorGroup, Assignment, FlagRecompute, Project
 from annotation.serializers import (
     AnnotationInputSerializer,
     AnnotationResultSerializer,
+    ConceptPairsInputSerializer,
     ErrorSerializer,
+    FlagRecomputeSerializer,
     MemberAddInputSerializer,
     MemberRemoveInputSerializer,
     MemberSerializer,
@@ -267,3 +269,90 @@ class TaskSkipApi(APIView):
         except services.AnnotationError as exc:
             return _error(exc, status.HTTP_409_CONFLICT)
         return Response({"task": token, "status": assignment.status, "outcome": "skipped"})
+
+
+# --- translation and question jobs (project managers) --------------------------------------------------
+
+
+def _job_project(project_id: int, *kinds: str) -> Project:
+    return get_object_or_404(Project, pk=project_id, kind__in=kinds)
+
+
+class ConceptPairsAddApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(
+        request=ConceptPairsInputSerializer,
+        responses={201: OpenApiResponse(description='{"added": n, "skipped": n}'), 400: ErrorSerializer},
+        summary="Add (category, concept) pairs to a question authoring project",
+    )
+    def post(self, request, project_id: int):
+        project = _job_project(project_id, Project.Kind.QUESTION_AUTHORING)
+        serializer = ConceptPairsInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        pairs = serializer.validated_data["pairs"]
+        records = [(f"item {i}", pair) for i, pair in enumerate(pairs)]
+        try:
+            counts = services.concept_pairs_add(
+                project=project, records=records, language=serializer.validated_data["language"]
+            )
+        except services.PairsInvalid as exc:
+            errors = [{"location": loc, "field": field, "message": msg} for loc, field, msg in exc.errors]
+            return Response({"detail": str(exc), "errors": errors}, status=status.HTTP_400_BAD_REQUEST)
+        except services.AnnotationError as exc:
+            return _error(exc)
+        return Response(counts, status=status.HTTP_201_CREATED)
+
+
+class McqReportApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(summary="Ambiguity flags, exclusions, accuracy and the answer-conflict matrix")
+    def get(self, request, project_id: int):
+        project = _job_project(project_id, Project.Kind.MCQ_ANSWER)
+        report = selectors.mcq_report(project=project)
+        matrix = selectors.conflict_matrix(project=project)
+        return Response(
+            {
+                "n_questions": report.n_questions,
+                "n_answers": report.n_answers,
+                "accuracy": report.accuracy,
+                "max_ambiguous": project.max_ambiguous,
+                "ambiguous_counts": selectors.ambiguous_counts(project=project),
+                "excluded": [e["question_id"] for e in report.excluded],
+                "answerers": report.answerers,
+                "conflicts": matrix.table.to_dict(orient="records") if matrix is not None else [],
+                "total_conflicts": matrix.total_conflicts if matrix is not None else 0,
+                "taxonomy": asdict(report.taxonomy) if report.taxonomy is not None else None,
+            }
+        )
+
+
+class TranslationReportApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(summary="Flags per language and register, reject rate per translator, rounds per unit")
+    def get(self, request, project_id: int):
+        project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
+        return Response(asdict(selectors.translation_report(project=project, lang=_lang(request))))
+
+
+class FlagRecomputeStartApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(request=None, responses={202: FlagRecomputeSerializer, 409: ErrorSerializer})
+    def post(self, request, project_id: int):
+        project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
+        try:
+            run = services.flag_recompute_queue(project=project, user=request.user)
+        except services.AnnotationError as exc:
+            return _error(exc, status.HTTP_409_CONFLICT)
+        return Response(FlagRecomputeSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class FlagRecomputeDetailApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(responses={200: FlagRecomputeSerializer, 404: NOT_FOUND})
+    def get(self, request, run_id: int):
+        return Response(FlagRecomputeSerializer(get_object_or_404(FlagRecompute, pk=run_id)).data)

@@ -14,6 +14,21 @@ urlpatterns = [
     path("projects/<int:project_id>/members/add", api.MemberAddApi.as_view(), name="api-member-add"),
     path("projects/<int:project_id>/members/remove", api.MemberRemoveApi.as_view(), name="api-member-remove"),
     path("projects/<int:project_id>/next", api.NextTaskApi.as_view(), name="api-next-task"),
+    path("projects/<int:project_id>/pairs", api.ConceptPairsAddApi.as_view(), name="api-concept-pairs-add"),
+    path("projects/<int:project_id>/answers/report", api.McqReportApi.as_view(), name="api-mcq-report"),
+    path(
+        "projects/<int:project_id>/translation/report",
+        api.TranslationReportApi.as_view(),
+        name="api-translation-report",
+    ),
+    path(
+        "projects/<int:project_id>/flags/recompute",
+        api.FlagRecomputeStartApi.as_view(),
+        name="api-flag-recompute-start",
+    ),
+    path(
+        "flag-recomputes/<int:run_id>", api.FlagRecomputeDetailApi.as_view(), name="api-flag-recompute-detail"
+    ),
     path("tasks/<str:token>/annotations", api.AnnotationCreateApi.as_view(), name="api-annotation-create"),
     path("tasks/<str:token>/skip", api.TaskSkipApi.as_view(), name="api-task-skip"),
 ]

@@ -1,4 +1,9 @@
-"""Rating jobs: rubrics, projects, groups, tasks, assignments, long-format annotations, reviews.
+"""Annotation jobs: rubrics, projects, groups, tasks, assignments, long-format annotations, reviews.
+
+Rating jobs (likert, best-of-N, pairwise) judge model responses. Translation jobs (``translation``,
+``translation_review``) and question jobs (``question_authoring``, ``mcq_answer``) run through the same
+projects, slots, claims and assignments; what they produce lives in ``datasets_app`` (translation units,
+questions) with the history of every review round in ``TranslationRound`` and ``QuestionRound``.
 
 Distribution rests on ``TaskSlot``: one row per (task, group) holding how many of the group's k places
 are open, held by a lease, or submitted. The three counts always add up to k (a check constraint), so no
@@ -15,7 +20,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 
-from datasets_app.models import Dataset, Prompt, Response
+from datasets_app.models import Dataset, Prompt, Question, Response, TranslationUnit
 
 # Per-annotator task order (annotation.domain.blinding): each slot row stores ORDER_SLOTS random keys and
 # every annotator reads one of them from an index, rotated to start at their own offset.
@@ -55,6 +60,10 @@ class Project(models.Model):
         LIKERT = "likert", _("Likert rating")
         BEST_OF_N = "best_of_n", _("Best of N")
         PAIRWISE = "pairwise", _("Pairwise A/B")
+        TRANSLATION = "translation", _("Translation")
+        TRANSLATION_REVIEW = "translation_review", _("Translation review")
+        QUESTION_AUTHORING = "question_authoring", _("Question authoring")
+        MCQ_ANSWER = "mcq_answer", _("Multiple-choice answering")
 
     class Status(models.TextChoices):
         DRAFT = "draft", _("Draft")
@@ -95,6 +104,14 @@ class Project(models.Model):
     turn_mode = models.CharField(max_length=10, choices=TurnMode.choices, default=TurnMode.OVERALL)
     gold_rate = models.FloatField(default=0.0)
     n_tasks = models.PositiveIntegerField(default=0, help_text="Tasks that count toward k (gold excluded).")
+    max_ambiguous = models.PositiveSmallIntegerField(
+        default=3, help_text="mcq_answer: a question with more ambiguous flags than this is excluded."
+    )
+    flag_settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Translation flags: thresholds and register word lists ({'register_markers': {...}}).",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -113,6 +130,40 @@ class Project(models.Model):
     @property
     def is_pairwise(self) -> bool:
         return self.kind == self.Kind.PAIRWISE
+
+    @property
+    def is_rating(self) -> bool:
+        return self.kind in RATING_KINDS
+
+
+RATING_KINDS = (Project.Kind.LIKERT, Project.Kind.BEST_OF_N, Project.Kind.PAIRWISE)
+JOB_KINDS = (
+    Project.Kind.TRANSLATION,
+    Project.Kind.TRANSLATION_REVIEW,
+    Project.Kind.QUESTION_AUTHORING,
+    Project.Kind.MCQ_ANSWER,
+)
+
+
+class ConceptPair(models.Model):
+    """A (category, concept) an author of a question_authoring project writes one question for."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="concept_pairs")
+    category = models.CharField(max_length=100)
+    concept = models.CharField(max_length=200)
+    language = models.CharField(max_length=3, default="ind")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "category", "concept", "language"], name="uniq_concept_pair_per_project"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.category}: {self.concept}"
 
 
 class AnnotatorGroup(models.Model):
@@ -160,14 +211,29 @@ class Membership(models.Model):
 
 
 class Task(models.Model):
-    """What is shown once: a prompt with its responses, or a response pair (and turn) for pairwise.
+    """What is shown once: a prompt with its responses, a response pair (and turn) for pairwise, a
+    translation unit, a concept pair to write a question for, or a question to answer.
 
-    ``response_ids`` fixes the canonical order that assignment permutations index into.
+    ``response_ids`` fixes the canonical order that assignment permutations index into (empty for the
+    translation and question jobs).
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tasks")
-    prompt = models.ForeignKey(Prompt, on_delete=models.PROTECT, related_name="annotation_tasks")
-    response_ids = models.JSONField(help_text="Canonical order of the task's responses.")
+    prompt = models.ForeignKey(
+        Prompt, null=True, blank=True, on_delete=models.PROTECT, related_name="annotation_tasks"
+    )
+    translation_unit = models.ForeignKey(
+        TranslationUnit, null=True, blank=True, on_delete=models.PROTECT, related_name="annotation_tasks"
+    )
+    question = models.ForeignKey(
+        Question, null=True, blank=True, on_delete=models.PROTECT, related_name="annotation_tasks"
+    )
+    concept_pair = models.ForeignKey(
+        ConceptPair, null=True, blank=True, on_delete=models.CASCADE, related_name="tasks"
+    )
+    response_ids = models.JSONField(
+        default=list, blank=True, help_text="Canonical order of the task's responses."
+    )
     response_a = models.ForeignKey(
         Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -330,3 +396,153 @@ class Review(models.Model):
 
     def __str__(self) -> str:
         return f"{self.verdict} on {self.assignment_id} round {self.round}"
+
+
+class TranslationError(models.TextChoices):
+    """Error categories a translation reviewer can give when rejecting (LoraxBench review guidelines)."""
+
+    TRANSLATION = "translation_error", _("Translation error")
+    WRONG_LANGUAGE = "wrong_language", _("Wrong language")
+    SENTENCE_STRUCTURE = "sentence_structure", _("Sentence structure")
+    FLUENCY = "fluency", _("Fluency")
+    CONTEXT = "context", _("Context")
+    SUBJECTIVITY = "subjectivity", _("Subjectivity")
+    TYPO = "typo_mechanics", _("Typo / mechanics")
+
+
+class TranslationRound(models.Model):
+    """One round of a translation unit: the text a translator submitted and what the reviewer said.
+
+    Round 1 is the first translation (or the imported one); a rejection opens the next round for the same
+    translator. ``fixed_text`` holds the reviewer's edit when the verdict is ``fix`` (the unit keeps it).
+    """
+
+    class Verdict(models.TextChoices):
+        ACCEPT = "accept", _("Accept")
+        FIX = "fix", _("Fix")
+        REJECT = "reject", _("Reject")
+
+    unit = models.ForeignKey(TranslationUnit, on_delete=models.CASCADE, related_name="rounds")
+    round = models.PositiveSmallIntegerField()
+    translation_text = models.TextField(blank=True)
+    translator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    translator_name = models.CharField(max_length=200, blank=True)
+    translation_assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    flags = models.JSONField(default=list, blank=True, help_text="Automatic flags of the submitted text.")
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    review_assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    verdict = models.CharField(max_length=10, choices=Verdict.choices, blank=True)
+    error_categories = models.JSONField(default=list, blank=True)
+    comment = models.TextField(blank=True)
+    fixed_text = models.TextField(blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["unit", "round"]
+        constraints = [models.UniqueConstraint(fields=["unit", "round"], name="uniq_translation_round")]
+
+    def __str__(self) -> str:
+        return f"unit {self.unit_id} round {self.round} ({self.verdict or 'open'})"
+
+
+class QuestionRound(models.Model):
+    """One round of an authored question: what the author submitted and the reviewer's verdict."""
+
+    class Verdict(models.TextChoices):
+        ACCEPT = "accept", _("Accept")
+        RETURN = "return", _("Return to author")
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="rounds")
+    round = models.PositiveSmallIntegerField()
+    assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    text = models.TextField()
+    choices = models.JSONField()
+    answer_key = models.CharField(max_length=1)
+    distractor = models.CharField(max_length=1, blank=True)
+    concept_override = models.BooleanField(default=False)
+    override_comment = models.TextField(blank=True)
+    submitted_at = models.DateTimeField()
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    verdict = models.CharField(max_length=10, choices=Verdict.choices, blank=True)
+    comment = models.TextField(blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["question", "round"]
+        constraints = [models.UniqueConstraint(fields=["question", "round"], name="uniq_question_round")]
+
+    def __str__(self) -> str:
+        return f"question {self.question_id} round {self.round} ({self.verdict or 'open'})"
+
+
+class QuestionErrorReview(models.Model):
+    """A reviewer's error-taxonomy tags on a question (LLM-written ones, id-csqa); empty ``errors`` means
+    the reviewer found nothing wrong."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="question_error_reviews")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="error_reviews")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    errors = models.JSONField(default=list, blank=True)
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["project", "question", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "question", "reviewer"], name="uniq_question_error_review"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"taxonomy review of {self.question_id} by {self.reviewer_id}"
+
+
+class FlagRecompute(models.Model):
+    """A background recomputation of the translation flags of a project's units, with its progress."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="flag_recomputes")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    n_flagged = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"flag recompute {self.pk} ({self.status}, {self.done}/{self.total})"
+
+    @property
+    def percent(self) -> int:
+        return (
+            round(100 * self.done / self.total) if self.total else (100 if self.status == "succeeded" else 0)
+        )

@@ -4,7 +4,7 @@ response id, prompt id or dataset meta: they are built from ``selectors.TaskView
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from annotation.models import Membership, Project
+from annotation.models import FlagRecompute, Membership, Project
 from datasets_app.models import Dataset
 
 
@@ -35,6 +35,8 @@ class ProjectSerializer(serializers.ModelSerializer):
             "turn_mode",
             "gold_rate",
             "n_tasks",
+            "max_ambiguous",
+            "flag_settings",
             "groups",
             "created_at",
         ]
@@ -44,7 +46,9 @@ class ProjectSerializer(serializers.ModelSerializer):
 
 
 class ProjectCreateInputSerializer(serializers.Serializer):
-    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
+    dataset = serializers.PrimaryKeyRelatedField(
+        queryset=Dataset.objects.all(), required=False, allow_null=True
+    )
     name = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=Project.Kind.choices)
     criteria = serializers.ListField(child=serializers.CharField(max_length=40), required=False)
@@ -62,6 +66,13 @@ class ProjectCreateInputSerializer(serializers.Serializer):
     turn_mode = serializers.ChoiceField(choices=Project.TurnMode.choices, default="overall")
     gold_rate = serializers.FloatField(min_value=0, max_value=1, default=0)
     groups = serializers.ListField(child=serializers.CharField(max_length=100), default=["A"], min_length=1)
+    max_ambiguous = serializers.IntegerField(min_value=0, max_value=50, default=3)
+    flag_settings = serializers.DictField(required=False)
+
+    def validate(self, data):
+        if data.get("dataset") is None and data.get("kind") != Project.Kind.QUESTION_AUTHORING:
+            raise serializers.ValidationError({"dataset": "This field is required."})
+        return data
 
 
 class ProjectUpdateInputSerializer(serializers.Serializer):
@@ -75,6 +86,8 @@ class ProjectUpdateInputSerializer(serializers.Serializer):
     best_pick = serializers.ChoiceField(choices=Project.BestPick.choices, required=False)
     allow_all_bad = serializers.BooleanField(required=False)
     overlap = serializers.IntegerField(min_value=1, max_value=50, required=False)
+    max_ambiguous = serializers.IntegerField(min_value=0, max_value=50, required=False)
+    flag_settings = serializers.DictField(required=False)
 
 
 class ProjectStatusInputSerializer(serializers.Serializer):
@@ -164,3 +177,30 @@ class ProgressSerializer(serializers.Serializer):
     project = serializers.DictField(allow_null=True)
     groups = serializers.ListField(child=serializers.DictField())
     annotators = serializers.ListField(child=serializers.DictField())
+
+
+class ConceptPairItemSerializer(serializers.Serializer):
+    category = serializers.CharField(max_length=100)
+    concept = serializers.CharField(max_length=200)
+    language = serializers.CharField(max_length=3, required=False)
+
+
+class ConceptPairsInputSerializer(serializers.Serializer):
+    pairs = ConceptPairItemSerializer(many=True, allow_empty=False)
+    language = serializers.CharField(max_length=3, default="ind", help_text="For pairs without a language.")
+
+
+class FlagRecomputeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = FlagRecompute
+        fields = [
+            "id",
+            "project",
+            "status",
+            "total",
+            "done",
+            "n_flagged",
+            "error",
+            "created_at",
+            "finished_at",
+        ]

@@ -16,6 +16,15 @@ urlpatterns = [
     path("manage/<int:project_id>/members", views.manage_member_add, name="manage_member_add"),
     path("manage/<int:project_id>/members/remove", views.manage_member_remove, name="manage_member_remove"),
     path("manage/<int:project_id>/reclaim", views.manage_reclaim, name="manage_reclaim"),
+    path(
+        "manage/<int:project_id>/flags/recompute", views.manage_flags_recompute, name="manage_flags_recompute"
+    ),
+    path("manage/<int:project_id>/flags/progress", views.manage_flags_progress, name="manage_flags_progress"),
+    path("manage/<int:project_id>/flags/settings", views.manage_flag_settings, name="manage_flag_settings"),
+    path("manage/<int:project_id>/corpus.zip", views.manage_corpus_export, name="manage_corpus_export"),
+    path("manage/<int:project_id>/pairs", views.manage_pairs_upload, name="manage_pairs_upload"),
+    path("manage/<int:project_id>/conflicts.csv", views.manage_conflicts_csv, name="manage_conflicts_csv"),
     path("review/", views.review_list, name="review"),
+    path("review/questions/<int:project_id>/", views.review_llm_questions, name="review_llm"),
     path("review/<int:assignment_id>", views.review_submit, name="review_submit"),
 ]

@@ -7,22 +7,31 @@ response id, prompt id or dataset meta (``selectors.task_view`` does not carry t
 from __future__ import annotations
 
 import re
+import shutil
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, services
-from annotation.forms import GroupForm, MemberForm, ProjectCreateForm
-from annotation.models import Assignment, Project
+from annotation.forms import (
+    ConceptPairsForm,
+    FlagSettingsForm,
+    GroupForm,
+    MemberForm,
+    ProjectCreateForm,
+    TaxonomyForm,
+)
+from annotation.models import JOB_KINDS, Assignment, Project
 from config.permissions import role_required
 from config.roles import ANNOTATOR, PROJECT_MANAGER, REVIEWER
+from datasets_app.domain.questions import CHOICE_LABELS
 
 SKIP_REASONS = (
     ("language", "I do not know this language or register well enough"),
@@ -61,10 +70,49 @@ def _error_list(view: selectors.TaskView, errors: dict[str, list[str]]) -> list[
     return found
 
 
+_JOB_FIELDS = {
+    "translation": gettext_lazy("Translation"),
+    "verdict": gettext_lazy("Verdict"),
+    "error_categories": gettext_lazy("Error categories"),
+    "fixed_text": gettext_lazy("Corrected translation"),
+    "comment": gettext_lazy("Comment"),
+    "text": gettext_lazy("Question"),
+    "choices": gettext_lazy("Options"),
+    "answer": gettext_lazy("Answer"),
+    "distractor": gettext_lazy("Distractor"),
+    "concept": gettext_lazy("Concept"),
+    "choice": gettext_lazy("Your answer"),
+}
+
+
+def _job_context(view: selectors.JobTaskView, errors: dict | None, posted: dict | None) -> dict[str, Any]:
+    values = posted if posted is not None else view.values
+    found = []
+    for field, texts in (errors or {}).items():
+        if field.startswith("choices."):
+            label = _("Option %(label)s") % {"label": field.split(".", 1)[1]}
+        else:
+            label = _JOB_FIELDS.get(field, field)
+        found.extend((label, text) for text in texts)
+    choices = values.get("choices") or {}
+    return {
+        "task": view,
+        "values": values,
+        "errors": found,
+        "choice_rows": [(label, choices.get(label, "")) for label in CHOICE_LABELS],
+        "skip_reasons": [(key, _(text)) for key, text in SKIP_REASONS],
+        "lang": _lang(),
+        "other_lang": "en" if _lang() == "id" else "id",
+        "is_job": True,
+    }
+
+
 def _task_context(
     assignment: Assignment, errors: dict | None = None, posted: dict | None = None
 ) -> dict[str, Any]:
     view = selectors.task_view(assignment=assignment, lang=_lang())
+    if isinstance(view, selectors.JobTaskView):
+        return _job_context(view, errors, posted)
     values = posted if posted is not None else view.values
     ratings = values.get("ratings") or {}
     response_rows = []
@@ -97,7 +145,31 @@ def _task_context(
 def _payload_from_form(kind: str, best_pick: str, data) -> tuple[dict[str, Any], float | None]:
     """Form fields (``r-<n>-<criterion>``, ``best``, ``vote``, ``comment``) to the domain's payload."""
     payload: dict[str, Any] = {}
-    if kind == Project.Kind.LIKERT:
+    if kind == Project.Kind.TRANSLATION:
+        payload["translation"] = data.get("translation", "")
+    elif kind == Project.Kind.TRANSLATION_REVIEW:
+        payload = {
+            "verdict": data.get("verdict", ""),
+            "fixed_text": data.get("fixed_text", ""),
+            "error_categories": data.getlist("error_categories"),
+            "comment": data.get("comment", ""),
+        }
+    elif kind == Project.Kind.QUESTION_AUTHORING:
+        payload = {
+            "question": data.get("question", ""),
+            "choices": {label: data.get(f"choice_{label}", "") for label in CHOICE_LABELS},
+            "answer": data.get("answer", ""),
+            "distractor": data.get("distractor", ""),
+            "concept_override": data.get("concept_override") == "on",
+            "override_comment": data.get("override_comment", ""),
+        }
+    elif kind == Project.Kind.MCQ_ANSWER:
+        payload = {
+            "choice": data.get("choice", ""),
+            "ambiguous": data.get("ambiguous") == "on",
+            "comment": data.get("comment", ""),
+        }
+    elif kind == Project.Kind.LIKERT:
         ratings: dict[str, dict[str, str]] = {}
         for name, value in data.items():
             match = _RATING_FIELD.match(name)
@@ -250,7 +322,18 @@ def manage_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         "groups": project.groups.order_by("id"),
         "group_form": GroupForm(),
         "member_form": MemberForm(project=project),
+        "is_job": project.kind in JOB_KINDS,
     }
+    if project.kind in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW):
+        context["translation"] = selectors.translation_report(project=project, lang=_lang())
+        context["unit_rounds"] = selectors.unit_round_table(project=project, lang=_lang(), limit=20)
+        context["recompute"] = project.flag_recomputes.first()
+        context["flag_form"] = FlagSettingsForm(project=project)
+    elif project.kind == Project.Kind.QUESTION_AUTHORING:
+        context["authoring"] = selectors.authoring_report(project=project)
+        context["pairs_form"] = ConceptPairsForm()
+    elif project.kind == Project.Kind.MCQ_ANSWER:
+        context["mcq"] = selectors.mcq_report(project=project, lang=_lang())
     template = "annotation/manage_detail.html#progress" if request.htmx else "annotation/manage_detail.html"
     return render(request, template, context)
 
@@ -325,7 +408,12 @@ def review_list(request: HttpRequest) -> HttpResponse:
     project_id = request.GET.get("project")
     project = get_object_or_404(Project, pk=project_id) if project_id and project_id.isdigit() else None
     queue = selectors.review_queue(project=project).exclude(annotator_id=request.user.pk)[:20]
-    items = [(a, selectors.task_view(assignment=a, lang=_lang())) for a in queue]
+    items = []
+    for assignment in queue:
+        if assignment.project.kind == Project.Kind.QUESTION_AUTHORING:
+            items.append((assignment, None, selectors.question_review_item(assignment)))
+        else:
+            items.append((assignment, selectors.task_view(assignment=assignment, lang=_lang()), None))
     return render(request, "annotation/review.html", {"items": items, "project": project})
 
 
@@ -348,3 +436,132 @@ def review_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if request.POST.get("project", "").isdigit():
         url += f"?project={request.POST['project']}"
     return redirect(url)
+
+
+# --- translation and question jobs (project managers, reviewers) -----------------------------------------
+
+
+def _job_project(project_id: int, *kinds: str) -> Project:
+    project = _manager_project(project_id)
+    if project.kind not in kinds:
+        raise Http404
+    return project
+
+
+@role_required(PROJECT_MANAGER)
+@require_POST
+def manage_flags_recompute(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
+    try:
+        services.flag_recompute_queue(project=project, user=request.user)
+    except services.AnnotationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("Recomputing the flags of every unit in the background."))
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+def manage_flags_progress(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The progress bar of the latest recomputation (polled by htmx while it runs)."""
+    project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
+    context = {"project": project, "recompute": project.flag_recomputes.first()}
+    return render(request, "annotation/_manage_translation.html#recompute", context)
+
+
+@role_required(PROJECT_MANAGER)
+@require_POST
+def manage_flag_settings(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
+    form = FlagSettingsForm(request.POST, project=project)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+        return redirect("annotation:manage_detail", project_id=project.pk)
+    try:
+        services.project_update(project=project, flag_settings=form.flag_settings())
+    except services.ProjectInvalid as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("Flag settings saved. Recompute the flags to apply them to every unit."))
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+def manage_corpus_export(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The accepted translations as a Hugging Face dataset folder, zipped."""
+    project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
+    try:
+        path, _rows = services.parallel_corpus_export(project=project)
+    except services.AnnotationError as exc:
+        messages.error(request, str(exc))
+        return redirect("annotation:manage_detail", project_id=project.pk)
+    handle = path.open("rb")
+    # The open handle keeps the archive readable; the temporary folder goes now (POSIX unlink semantics).
+    shutil.rmtree(path.parent, ignore_errors=True)
+    return FileResponse(handle, as_attachment=True, filename=f"parallel-corpus-{project.pk}.zip")
+
+
+@role_required(PROJECT_MANAGER)
+@require_POST
+def manage_pairs_upload(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _job_project(project_id, Project.Kind.QUESTION_AUTHORING)
+    form = ConceptPairsForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+        return redirect("annotation:manage_detail", project_id=project.pk)
+    try:
+        counts = services.concept_pairs_add(
+            project=project, records=form.records(), language=form.cleaned_data["language"]
+        )
+    except services.PairsInvalid as exc:
+        for location, field, message in exc.errors[:10]:
+            messages.error(request, f"{location}: {field}: {message}" if field else f"{location}: {message}")
+    except services.AnnotationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("%(added)d pair(s) added, %(skipped)d already present.") % counts)
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+def manage_conflicts_csv(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _job_project(project_id, Project.Kind.MCQ_ANSWER)
+    response = HttpResponse(
+        selectors.conflict_matrix_csv(project=project), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="answer-conflicts-{project.pk}.csv"'
+    return response
+
+
+@role_required(REVIEWER, PROJECT_MANAGER)
+def review_llm_questions(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Error-taxonomy review of the LLM-written questions of an answering project."""
+    project = get_object_or_404(Project, pk=project_id, kind=Project.Kind.MCQ_ANSWER)
+    if request.method == "POST":
+        form = TaxonomyForm(request.POST)
+        question = project.dataset.questions.filter(pk=request.POST.get("question")).first()
+        if question is None:
+            raise Http404
+        if form.is_valid():
+            try:
+                services.question_error_review_save(
+                    project=project,
+                    question=question,
+                    reviewer=request.user,
+                    errors=form.cleaned_data["error_types"],
+                    comment=form.cleaned_data["comment"],
+                )
+            except services.AnnotationError as exc:
+                messages.error(request, str(exc))
+            else:
+                messages.success(request, _("Review saved."))
+        return redirect("annotation:review_llm", project_id=project.pk)
+    items = selectors.llm_questions(project=project, reviewer_id=request.user.pk)
+    report = selectors.mcq_report(project=project, lang=_lang())
+    context = {
+        "project": project,
+        "items": items,
+        "categories": list(report.taxonomy_labels.items()),
+        "report": report,
+    }
+    return render(request, "annotation/review_llm.html", context)

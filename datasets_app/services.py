@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from collections.abc import Iterable
@@ -19,6 +20,15 @@ from datasets_app.domain.import_records import (
     CleanTranslationUnit,
     clean_record,
     detect_kind,
+)
+from datasets_app.domain.translation_flags import (
+    FLAG_TITLES,
+    Flag,
+    FlagContext,
+    TranslationUnitInput,
+    compute_flags,
+    pair_key,
+    pair_length_stats_by_pair,
 )
 from datasets_app.models import Dataset, DatasetImport, Prompt, Question, Response, TranslationUnit
 from datasets_app.readers import Location, ReadProblem, UnreadableFile, detect_format, read_records
@@ -189,6 +199,8 @@ class _Writer:
         if self.n_errors:
             raise ImportFailed(self.errors, self.n_errors)
         self._flush()
+        if self.kind == "translations":
+            translation_flags_store(dataset=self.dataset)
 
     def _count(self, key: str, n: int) -> None:
         self.counts[key] = self.counts.get(key, 0) + n
@@ -277,6 +289,51 @@ class _Writer:
             ]
         )
         self._count("questions", len(items))
+
+
+def translation_flags_store(*, dataset: Dataset) -> int:
+    """Compute and store the automatic flags of every translated unit of ``dataset``; returns how many
+    units got at least one flag.
+
+    The length-ratio flag compares each unit with its language pair and register over the whole
+    dataset, so all units are read first (texts only), then flagged and written in batches.
+    """
+    fields = ("id", "source_text", "translation_text", "source_language", "target_language", "register")
+    inputs = {
+        row[0]: TranslationUnitInput(row[1], row[2], row[3], row[4], row[5] or None)
+        for row in TranslationUnit.objects.filter(dataset=dataset)
+        .exclude(translation_text="")
+        .values_list(*fields)
+        .iterator(BATCH_SIZE)
+    }
+    stats = pair_length_stats_by_pair(inputs.values())
+    flagged = 0
+    batch: list[TranslationUnit] = []
+    for unit_id, item in inputs.items():
+        flags = compute_flags(item, context=FlagContext(pair_stats=stats.get(pair_key(item))))
+        if not flags:
+            continue
+        flagged += 1
+        batch.append(TranslationUnit(pk=unit_id, flags=[flag_as_dict(f) for f in flags]))
+        if len(batch) >= BATCH_SIZE:
+            TranslationUnit.objects.bulk_update(batch, ["flags"])
+            batch = []
+    TranslationUnit.objects.bulk_update(batch, ["flags"])
+    return flagged
+
+
+def flag_as_dict(flag: Flag) -> dict[str, Any]:
+    """A flag as stored on a unit: title and message in English and Indonesian, and what triggered it."""
+    title_en, title_id = FLAG_TITLES.get(flag.code, (flag.code, flag.code))
+    return {
+        "code": flag.code,
+        "severity": str(flag.severity),
+        "title_en": title_en,
+        "title_id": title_id,
+        "message_en": flag.message_en,
+        "message_id": flag.message_id,
+        "details": json.loads(json.dumps(dict(flag.details), default=str)),
+    }
 
 
 # -- background imports -------------------------------------------------------------------------------

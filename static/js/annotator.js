@@ -1,5 +1,7 @@
 /* Keyboard-first annotation. Every choice on screen has a key; the page is re-initialised after each
-   htmx swap, so the next task is ready for the keyboard without a reload. */
+   htmx swap, so the next task is ready for the keyboard without a reload. Translation and question jobs
+   mark their inputs with data-key (press the key to pick or toggle) and data-focus-key (press the key to
+   write in that box); Ctrl+Enter submits from a text box. */
 (function () {
   "use strict";
 
@@ -57,6 +59,25 @@
     return !!input;
   }
 
+  function jobKey(key) {
+    var r = root();
+    if (!r || r.dataset.job !== "1") return false;
+    var input = r.querySelector('input[data-key="' + key + '"]');
+    if (input) {
+      input.checked = input.type === "checkbox" ? !input.checked : true;
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+      var then = input.dataset.thenFocus && input.checked ? document.getElementById(input.dataset.thenFocus) : null;
+      if (then) then.focus();
+      return true;
+    }
+    var box = r.querySelector('[data-focus-key="' + key + '"]');
+    if (box) {
+      box.focus();
+      return true;
+    }
+    return false;
+  }
+
   function toggle(id) {
     var el = document.getElementById(id);
     if (el) el.hidden = !el.hidden;
@@ -109,9 +130,15 @@
 
   document.addEventListener("keydown", function (event) {
     var r = root();
-    if (!r || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (!r) return;
     var target = event.target;
     var typing = target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text") || target.tagName === "SELECT");
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && target && target.closest && target.closest("#task-form")) {
+      event.preventDefault();
+      submitForm("task-form");
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (typing) {
       if (event.key === "Escape") target.blur();
       if (event.key === "Enter" && target.closest("#skip-form")) { event.preventDefault(); submitForm("skip-form"); }
@@ -129,6 +156,8 @@
       toggle("instructions");
     } else if (key === "?") {
       toggle("shortcuts");
+    } else if (r.dataset.job === "1") {
+      handled = jobKey(key);
     } else if (key === "l") {
       toggleRubricLang();
     } else if (kind === "pairwise" && ["a", "b", "t", "x"].indexOf(key) >= 0) {

@@ -96,3 +96,96 @@ def make_project(make_user):
 
 def likert_payload(n_responses: int, criteria=("relevance", "fluency"), value: int = 4, **extra) -> dict:
     return {"ratings": {str(i + 1): {c: value for c in criteria} for i in range(n_responses)}, **extra}
+
+
+# --- translation and question jobs ---------------------------------------------------------------------
+
+# Indonesian sources with Javanese Krama translations written for these tests (8 units per pair so the
+# length statistics are usable; DEFAULT_MIN_PAIR_UNITS is 8).
+SOURCES = [
+    ("Saya makan nasi di rumah.", "Kula nedha sekul wonten griya."),
+    ("Ibu pergi ke pasar pagi ini.", "Ibu tindak dhateng peken enjing menika."),
+    ("Adik sedang belajar membaca.", "Adhik saweg sinau maos."),
+    ("Bapak membaca koran di teras.", "Bapak maos koran wonten ing emper."),
+    ("Kami menunggu bus di halte.", "Kula sami ngentosi bis wonten ing halte."),
+    ("Hujan turun sejak tadi malam.", "Jawah dhawah wiwit wau dalu."),
+    ("Nenek memasak sayur lodeh.", "Simbah masak janganan lodeh."),
+    ("Anak-anak bermain di lapangan.", "Lare-lare sami dolanan wonten ing lapangan."),
+]
+
+
+def build_translation_dataset(*, n_units: int = 8, translated: bool = False, name: str | None = None):
+    """Units ``u00``.. from Indonesian into Javanese Krama; with ``translated`` they carry our translations
+    (status ``to_review``), otherwise they wait for a translator."""
+    from datasets_app.models import TranslationUnit
+
+    dataset = Dataset.objects.create(
+        name=name or f"translations-{next(_names)}", kind=Dataset.Kind.TRANSLATIONS
+    )
+    TranslationUnit.objects.bulk_create(
+        [
+            TranslationUnit(
+                dataset=dataset,
+                external_id=f"u{i:02d}",
+                source_text=SOURCES[i % len(SOURCES)][0],
+                source_language="ind",
+                target_language="jav",
+                register="krama",
+                translation_text=SOURCES[i % len(SOURCES)][1] if translated else "",
+                translator_name="imported-translator" if translated else "",
+                status="to_review" if translated else "to_translate",
+            )
+            for i in range(n_units)
+        ]
+    )
+    return dataset
+
+
+def build_question_dataset(
+    *, creators, n_per_creator: int = 2, origin: str = "human", name: str | None = None
+):
+    """Accepted questions ``q-<creator>-<i>`` with key "A" and distinct options."""
+    from datasets_app.models import Question
+
+    dataset = Dataset.objects.create(name=name or f"questions-{next(_names)}", kind=Dataset.Kind.QUESTIONS)
+    questions = []
+    for creator in creators:
+        for i in range(n_per_creator):
+            questions.append(
+                Question(
+                    dataset=dataset,
+                    external_id=f"q-{creator.get_username()}-{i}",
+                    concept="ketupat",
+                    category="food",
+                    language="ind",
+                    text=f"Apa yang biasa dimakan bersama ketupat? ({i})",
+                    choices={"A": "opor ayam", "B": "es krim", "C": "roti", "D": "keju", "E": "sereal"},
+                    answer_key="A",
+                    distractor="B",
+                    creator=creator,
+                    creator_name=creator.get_username(),
+                    origin=origin,
+                    status="accepted",
+                )
+            )
+    Question.objects.bulk_create(questions)
+    return dataset
+
+
+@pytest.fixture
+def job_project(make_user):
+    """A project of a translation or question job with ``members`` annotators in one group, activated."""
+
+    def _make(*, kind: str, dataset, members=(), overlap: int = 1, activate: bool = True, **options):
+        project = services.project_create(
+            dataset=dataset, name=f"{kind} {next(_names)}", kind=kind, overlap=overlap, seed=5, **options
+        )
+        group = project.groups.get()
+        for user in members:
+            services.project_member_add(project=project, user=user, group=group)
+        if activate and members:
+            services.project_activate(project=project)
+        project.refresh_from_db()
+        return project
+
+    return _make

@@ -1,5 +1,9 @@
 """Writes of annotation: projects, groups, members, the claim/submit/skip loop, lease reclaim, reviews.
 
+The translation and question jobs (``annotation.services.translation``, ``annotation.services.questions``)
+share this claim/submit loop: ``project_create``, ``assignment_submit`` and ``review_create`` hand their
+kinds over to those modules, and ``_job_claim_filter`` keeps each job's claims to the items ready for it.
+
 Lock order, the same in every write, so concurrent requests never wait on each other in a circle:
 membership row (claim only) -> assignment rows -> task slot rows (in id order). Claims take slot rows
 with ``SKIP LOCKED`` so annotators racing for work pass each other instead of queueing; on SQLite the
@@ -32,6 +36,7 @@ from annotation.domain.submission import (
     clean_submission,
 )
 from annotation.models import (
+    JOB_KINDS,
     ORDER_SLOTS,
     Annotation,
     AnnotatorGroup,
@@ -224,7 +229,7 @@ def _validate_project(
 @transaction.atomic
 def project_create(
     *,
-    dataset: Dataset,
+    dataset: Dataset | None = None,
     name: str,
     kind: str,
     criteria: Sequence[str] | None = None,
@@ -243,12 +248,36 @@ def project_create(
     gold_rate: float = 0.0,
     groups: Sequence[str] = ("A",),
     created_by: AbstractBaseUser | None = None,
+    max_ambiguous: int = 3,
+    flag_settings: Mapping[str, object] | None = None,
 ) -> Project:
     """A draft project over ``dataset`` with its tasks and groups (members are added afterwards).
 
     Likert and best-of-N: one task per prompt with all its responses. Pairwise: one task per chosen model
     pair (all pairs, or ``pairs_per_prompt`` sampled per prompt) and, in ``per_turn`` mode, per turn.
+    Translation, question authoring and answering projects: see ``annotation.services.jobs``.
     """
+    if kind in JOB_KINDS:
+        from annotation.services.jobs import job_project_create
+
+        return job_project_create(
+            dataset=dataset,
+            name=name,
+            kind=kind,
+            overlap=overlap,
+            seed=secrets.randbelow(2**31) if seed is None else seed,
+            lease_minutes=lease_minutes,
+            allow_edits=allow_edits,
+            instructions_id=instructions_id,
+            instructions_en=instructions_en,
+            description=description,
+            groups=groups,
+            created_by=created_by,
+            max_ambiguous=max_ambiguous,
+            flag_settings=dict(flag_settings or {}),
+        )
+    if dataset is None:
+        raise ProjectInvalid({"dataset": "Choose a dataset."})
     if criteria is None:
         criteria = list(default_rubrics.CRITERIA) if kind == Project.Kind.LIKERT else []
     versions = rubric_defaults_ensure()
@@ -313,6 +342,8 @@ def project_update(*, project: Project, **changes: object) -> Project:
         "best_pick",
         "allow_all_bad",
         "overlap",
+        "max_ambiguous",
+        "flag_settings",
     }
     unknown = set(changes) - editable
     if unknown:
@@ -326,6 +357,12 @@ def project_update(*, project: Project, **changes: object) -> Project:
         )
     for name, value in changes.items():
         setattr(project, name, value)
+    if project.kind in JOB_KINDS:
+        from annotation.services.jobs import job_project_validate
+
+        job_project_validate(project)
+        project.save()
+        return project
     data = {
         "kind": project.kind,
         "criteria": project.criteria,
@@ -498,13 +535,42 @@ def _key_ranges(offset: int, cursor: int | None, field: str) -> list[Q]:
     return [Q(**{gt: cursor, lt: offset}), Q(**{gte: offset}), Q(**{lte: cursor})]
 
 
+def _job_claim_filter(kind: str, user_id: int) -> tuple[Q, tuple[str, ...]]:
+    """What makes a task claimable in a translation or question job, and what the claim loads with it.
+
+    A unit is translated while it waits for a (first or revised) translation and reviewed once submitted,
+    never by its own translator; a question is answered once accepted, never by its author.
+    """
+    from datasets_app.models import Question, TranslationUnit
+
+    if kind == Project.Kind.TRANSLATION:
+        ready = [TranslationUnit.Status.TO_TRANSLATE, TranslationUnit.Status.REVISE]
+        return Q(task__translation_unit__status__in=ready), ("task__translation_unit",)
+    if kind == Project.Kind.TRANSLATION_REVIEW:
+        return (
+            Q(task__translation_unit__status=TranslationUnit.Status.TO_REVIEW)
+            & ~Q(task__translation_unit__translator_id=user_id),
+            ("task__translation_unit",),
+        )
+    if kind == Project.Kind.MCQ_ANSWER:
+        return (
+            Q(task__question__status=Question.Status.ACCEPTED) & ~Q(task__question__creator_id=user_id),
+            ("task__question",),
+        )
+    if kind == Project.Kind.QUESTION_AUTHORING:
+        return Q(), ("task__concept_pair",)
+    return Q(), ("task__prompt",)
+
+
 def _next_open_slot(membership: Membership, user_id: int) -> TaskSlot | None:
     field = f"order_key_{membership.order_slot}"
     had = Assignment.objects.filter(task_id=OuterRef("task_id"), annotator_id=user_id)
+    ready, related = _job_claim_filter(membership.project.kind, user_id)
     base = (
         TaskSlot.objects.filter(group_id=membership.group_id, open_count__gt=0)
         .filter(~Exists(had))
-        .select_related("task__prompt")
+        .filter(ready)
+        .select_related(*related)
         .select_for_update(skip_locked=True, of=("self",))
         .order_by(field, "task_id")
     )
@@ -542,7 +608,9 @@ def _assignment_new(
         group_id=membership.group_id,
         annotator_id=user_id,
         is_gold=task.is_gold,
-        permutation=response_permutation(project.seed, task.pk, user_id, len(task.response_ids)),
+        permutation=response_permutation(project.seed, task.pk, user_id, len(task.response_ids))
+        if task.response_ids
+        else [],
         lease_expires_at=now + timedelta(minutes=project.lease_minutes),
         started_at=now,
     )
@@ -690,6 +758,10 @@ def assignment_submit(
     now = now or timezone.now()
     assignment = assignment_for_update(token=token, user=user)
     project = assignment.project
+    if project.kind in JOB_KINDS:
+        from annotation.services.jobs import job_submit
+
+        return job_submit(assignment=assignment, payload=payload, seconds=seconds, now=now)
     result = clean_submission(payload, submission_rules(project, assignment.task), assignment.permutation)
     if not result.ok or result.answer is None:
         raise SubmissionInvalid(result.errors_by_field())
@@ -709,7 +781,18 @@ def assignment_submit(
         assignment.save(update_fields=["n_edits"])
         return SubmitResult(assignment, "edited")
 
-    if project.status == Project.Status.CLOSED:
+    mark_submitted(assignment, now=now, seconds=seconds)
+    Annotation.objects.bulk_create(rows)
+    return SubmitResult(assignment, "created")
+
+
+def mark_submitted(assignment: Assignment, *, now: datetime, seconds: float | None) -> None:
+    """Move a held (or expired) assignment to submitted and its place from active to submitted.
+
+    Call with the assignment locked (``assignment_for_update``). Raises ``AssignmentClosed`` when the
+    project is closed, the task was skipped, or the lease ran out and the group's places are all taken.
+    """
+    if assignment.project.status == Project.Status.CLOSED:
         raise AssignmentClosed("This project is closed.")
     if assignment.status == Assignment.Status.SKIPPED:
         raise AssignmentClosed("You skipped this task.")
@@ -730,8 +813,23 @@ def assignment_submit(
     assignment.submitted_at = now
     assignment.seconds_on_task = min(seconds, elapsed) if seconds is not None and seconds >= 0 else elapsed
     assignment.save(update_fields=["status", "submitted_at", "seconds_on_task"])
-    Annotation.objects.bulk_create(rows)
-    return SubmitResult(assignment, "created")
+
+
+def reopen(assignment: Assignment, *, now: datetime) -> None:
+    """Send a submitted assignment back to its annotator as a new round, holding the group's place for
+    them (a reviewer's rejection, or a revised translation coming back to its reviewer)."""
+    if assignment.status != Assignment.Status.SUBMITTED:
+        raise AnnotationError("Only submitted work can be sent back.")
+    assignment.status = Assignment.Status.ASSIGNED
+    assignment.round += 1
+    assignment.started_at = now
+    assignment.submitted_at = None
+    assignment.lease_expires_at = now + max(REVIEW_LEASE, timedelta(minutes=assignment.project.lease_minutes))
+    assignment.save(update_fields=["status", "round", "started_at", "submitted_at", "lease_expires_at"])
+    if assignment.slot_id is not None:
+        TaskSlot.objects.filter(pk=assignment.slot_id).update(
+            submitted_count=F("submitted_count") - 1, active_count=F("active_count") + 1
+        )
 
 
 @transaction.atomic
@@ -775,6 +873,18 @@ def review_create(
         raise AnnotationError("The annotation belongs to another assignment.")
     if verdict == Review.Verdict.REJECT and not comment.strip():
         raise AnnotationError("Say what to fix when you reject.")
+    kind = assignment.project.kind
+    if kind in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW, Project.Kind.MCQ_ANSWER):
+        raise AnnotationError(
+            "Translations are reviewed in a translation review project; answers are not reviewed."
+        )
+    if (
+        kind == Project.Kind.QUESTION_AUTHORING
+        and Review.objects.filter(
+            assignment=assignment, round=assignment.round, annotation__isnull=True
+        ).exists()
+    ):
+        raise AnnotationError("This round has been reviewed already.")
     review = Review.objects.create(
         assignment=assignment,
         annotation=annotation,
@@ -783,17 +893,10 @@ def review_create(
         comment=comment.strip(),
         round=assignment.round,
     )
+    if kind == Project.Kind.QUESTION_AUTHORING:
+        from annotation.services.questions import authoring_reviewed
+
+        authoring_reviewed(assignment=assignment, review=review, now=now)
     if verdict == Review.Verdict.REJECT:
-        assignment.status = Assignment.Status.ASSIGNED
-        assignment.round += 1
-        assignment.started_at = now
-        assignment.submitted_at = None
-        assignment.lease_expires_at = now + max(
-            REVIEW_LEASE, timedelta(minutes=assignment.project.lease_minutes)
-        )
-        assignment.save(update_fields=["status", "round", "started_at", "submitted_at", "lease_expires_at"])
-        if assignment.slot_id is not None:
-            TaskSlot.objects.filter(pk=assignment.slot_id).update(
-                submitted_count=F("submitted_count") - 1, active_count=F("active_count") + 1
-            )
+        reopen(assignment, now=now)
     return review

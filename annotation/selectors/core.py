@@ -21,7 +21,17 @@ from annotation.domain.blinding import invert_permutation, shown_labels
 from annotation.domain.gold import gold_accuracy, score_gold
 from annotation.domain.progress import annotator_progress, group_progress, project_progress
 from annotation.domain.submission import ALL_BAD
-from annotation.models import Annotation, Assignment, Membership, Project, Review, Rubric, Task
+from annotation.models import (
+    JOB_KINDS,
+    RATING_KINDS,
+    Annotation,
+    Assignment,
+    Membership,
+    Project,
+    Review,
+    Rubric,
+    Task,
+)
 from datasets_app.models import Response
 
 # --- the annotator's view --------------------------------------------------------------------------------
@@ -170,9 +180,16 @@ def _current_values(assignment: Assignment, project: Project, task: Task) -> dic
     return values
 
 
-def task_view(*, assignment: Assignment, lang: str) -> TaskView:
-    """Everything the task page and the API show, in the order this annotator sees the responses."""
+def task_view(*, assignment: Assignment, lang: str) -> Any:
+    """Everything the task page and the API show, in the order this annotator sees the responses.
+
+    Translation and question jobs get their own view (``annotation.selectors.jobs.job_task_view``).
+    """
     task, project = assignment.task, assignment.project
+    if project.kind in JOB_KINDS:
+        from annotation.selectors.jobs import job_task_view
+
+        return job_task_view(assignment=assignment, lang=lang)
     prompt = task.prompt
     by_id = {
         r.pk: r for r in Response.objects.filter(pk__in=task.response_ids).order_by().only("id", "turns")
@@ -425,11 +442,14 @@ def progress_report(*, project: Project) -> ProgressReport:
 
 
 def review_queue(*, project: Project | None = None) -> QuerySet[Assignment]:
-    """Submitted, non-gold work without a review in its current round, oldest first."""
+    """Submitted, non-gold work without a review in its current round, oldest first: rating jobs and
+    authored questions (translations are reviewed in their own job, answers are not reviewed)."""
     reviewed = Review.objects.filter(assignment_id=OuterRef("pk"), round=OuterRef("round"))
-    qs = Assignment.objects.filter(status=Assignment.Status.SUBMITTED, is_gold=False).filter(
-        ~Exists(reviewed)
-    )
+    qs = Assignment.objects.filter(
+        status=Assignment.Status.SUBMITTED,
+        is_gold=False,
+        project__kind__in=[*RATING_KINDS, Project.Kind.QUESTION_AUTHORING],
+    ).filter(~Exists(reviewed))
     if project is not None:
         qs = qs.filter(project=project)
     return qs.select_related("project", "annotator", "task__prompt").order_by("submitted_at", "id")

@@ -1,0 +1,615 @@
+"""Writes of the question jobs: concept pairs, authoring with its review rounds, answering, exclusions.
+
+question_authoring: the manager uploads (category, concept) pairs; each becomes a task an author claims
+and answers with a question that contains the concept (``datasets_app.domain.questions``). Reviewers
+accept it or return it with a comment (``core.review_create`` calls ``authoring_reviewed``); a returned
+question reopens the author's assignment as the next round. Accepted questions get a task in every
+answering project over the same dataset.
+
+mcq_answer: k annotators who are not the author answer each accepted question and may flag it as
+ambiguous; once more than the project's ``max_ambiguous`` answers flag it, the question is excluded and
+no longer handed out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import get_language
+
+from annotation.models import (
+    Annotation,
+    Assignment,
+    ConceptPair,
+    Membership,
+    Project,
+    QuestionErrorReview,
+    QuestionRound,
+    Review,
+    Task,
+    TaskSlot,
+)
+from annotation.services.core import (
+    AnnotationError,
+    AssignmentClosed,
+    ProjectInvalid,
+    SubmissionInvalid,
+    SubmitResult,
+    mark_submitted,
+    project_activate,
+    project_create,
+    project_member_add,
+)
+from annotation.services.jobs import _tasks_add, mcq_tasks_sync
+from datasets_app.domain.idcsqa import IdCsqaData
+from datasets_app.domain.languages import is_known_language
+from datasets_app.domain.questions import CHOICE_LABELS, LLM_ERROR_CATEGORIES, validate_question
+from datasets_app.models import Dataset, Question
+from datasets_app.readers import ReadProblem, UnreadableFile, detect_format, read_records
+
+MAX_PAIR_ERRORS = 50
+
+
+class PairsInvalid(AnnotationError):
+    """An upload of concept pairs with problems; ``errors`` holds (location, field, message)."""
+
+    def __init__(self, errors: list[tuple[str, str, str]], total: int):
+        self.errors = errors
+        self.total = total
+        first = errors[0] if errors else ("", "", "no pairs")
+        more = f" (and {total - 1} more problem(s))" if total > 1 else ""
+        super().__init__(f"{first[0]}: {first[1]}: {first[2]}{more}")
+
+
+# --- concept pairs -------------------------------------------------------------------------------------
+
+
+def concept_pairs_read(
+    path: Path, file_format: str | None = None
+) -> list[tuple[str, Mapping[str, Any] | str]]:
+    """The records of an uploaded CSV or JSONL file of pairs, with their line; unreadable lines carry the
+    reader's message instead of a record."""
+    try:
+        fmt = file_format or detect_format(path)
+        if fmt not in ("csv", "jsonl"):
+            raise PairsInvalid([("", "file", "upload a CSV or JSONL file")], 1)
+        return [
+            (str(location), record.message if isinstance(record, ReadProblem) else record)
+            for location, record in read_records(path, fmt)
+        ]
+    except UnreadableFile as exc:
+        raise PairsInvalid([("", "file", str(exc))], 1) from None
+
+
+@transaction.atomic
+def concept_pairs_add(
+    *, project: Project, records: Iterable[tuple[str, Mapping[str, Any] | str]], language: str = "ind"
+) -> dict[str, int]:
+    """Add (category, concept[, language]) pairs to an authoring project, each with its task.
+
+    The whole upload is checked first: any problem (with its line and field) rejects it and nothing is
+    written. Pairs the project already has, or that repeat within the upload, are skipped and counted.
+    """
+    if project.kind != Project.Kind.QUESTION_AUTHORING:
+        raise AnnotationError("Concept pairs belong to question authoring projects.")
+    errors: list[tuple[str, str, str]] = []
+    total = 0
+
+    def problem(location: str, field: str, message: str) -> None:
+        nonlocal total
+        total += 1
+        if len(errors) < MAX_PAIR_ERRORS:
+            errors.append((location, field, message))
+
+    existing = set(ConceptPair.objects.filter(project=project).values_list("category", "concept", "language"))
+    new: list[ConceptPair] = []
+    seen: set[tuple[str, str, str]] = set()
+    skipped = 0
+    for location, record in records:
+        if isinstance(record, str):
+            problem(location, "", record)
+            continue
+        category = str(record.get("category") or "").strip()
+        concept = str(record.get("concept") or "").strip()
+        lang = str(record.get("language") or language).strip().lower()
+        if not category:
+            problem(location, "category", "is required")
+        elif len(category) > 100:
+            problem(location, "category", "is longer than 100 characters")
+        if not concept:
+            problem(location, "concept", "is required")
+        elif len(concept) > 200:
+            problem(location, "concept", "is longer than 200 characters")
+        if not is_known_language(lang):
+            problem(location, "language", f"unknown language code {lang!r}")
+        key = (category, concept, lang)
+        if key in existing or key in seen:
+            skipped += 1
+            continue
+        seen.add(key)
+        new.append(ConceptPair(project=project, category=category, concept=concept, language=lang))
+    if total == 0 and not new and not skipped:
+        problem("", "file", "holds no pairs")
+    if total:
+        raise PairsInvalid(errors, total)
+    created = ConceptPair.objects.bulk_create(new)
+    _tasks_add(project, [Task(project=project, concept_pair=pair) for pair in created])
+    return {"added": len(created), "skipped": skipped}
+
+
+# --- authoring -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuthoredQuestion:
+    text: str
+    choices: dict[str, str]
+    answer: str
+    distractor: str
+    concept_override: bool
+    override_comment: str
+
+
+def _ui_language() -> str:
+    return "id" if (get_language() or "en").startswith("id") else "en"
+
+
+def clean_authored(payload: Mapping[str, Any], concept: str) -> AuthoredQuestion:
+    """``{"question", "choices": {"A".."E"}, "answer", "distractor", "concept_override", "override_comment"}``
+    checked by ``validate_question``, concept included."""
+    raw_choices = payload.get("choices")
+    choices = (
+        {str(k).strip().upper(): str(v or "").strip() for k, v in raw_choices.items()}
+        if isinstance(raw_choices, Mapping)
+        else {}
+    )
+    text = str(payload.get("question") or "").strip()
+    answer = str(payload.get("answer") or "").strip().upper()
+    distractor = str(payload.get("distractor") or "").strip().upper()
+    override = payload.get("concept_override") in (True, "true", "on", "1", 1)
+    comment = str(payload.get("override_comment") or "").strip()
+    result = validate_question(
+        text,
+        choices,
+        answer,
+        distractor,
+        concept=concept,
+        concept_override=override,
+        override_comment=comment,
+    )
+    if not result.ok:
+        raise SubmissionInvalid(result.by_field(_ui_language()))
+    overridden = bool(result.concept and result.concept.overridden)
+    return AuthoredQuestion(
+        text,
+        {k: choices[k] for k in CHOICE_LABELS},
+        answer,
+        distractor,
+        overridden,
+        comment if overridden else "",
+    )
+
+
+def _same(round_: QuestionRound, q: AuthoredQuestion) -> bool:
+    return (
+        round_.text,
+        round_.choices,
+        round_.answer_key,
+        round_.distractor,
+        round_.concept_override,
+        round_.override_comment,
+    ) == (q.text, q.choices, q.answer, q.distractor, q.concept_override, q.override_comment)
+
+
+def _apply(question: Question, q: AuthoredQuestion) -> None:
+    question.text = q.text
+    question.choices = q.choices
+    question.answer_key = q.answer
+    question.distractor = q.distractor
+    question.meta = {
+        **(question.meta or {}),
+        "concept_override": q.concept_override,
+        "override_comment": q.override_comment,
+    }
+
+
+def authoring_submit(
+    *, assignment: Assignment, payload: Mapping[str, Any], seconds: float | None, now: datetime
+) -> SubmitResult:
+    """Store the author's question for the task's concept pair as the round under review.
+
+    Until a reviewer has looked at it, the author may change it (an edit, while edits are allowed).
+    """
+    task = assignment.task
+    pair = task.concept_pair
+    authored = clean_authored(payload, pair.concept)
+    question = (
+        Question.objects.select_for_update().filter(pk=task.question_id).first() if task.question_id else None
+    )
+    if assignment.status == Assignment.Status.SUBMITTED:
+        current = QuestionRound.objects.filter(question=question, round=assignment.round).first()
+        if question is None or current is None:
+            raise AssignmentClosed("This question can no longer be changed.")
+        if _same(current, authored):
+            return SubmitResult(assignment, "unchanged")
+        if current.verdict or not assignment.project.allow_edits:
+            raise AssignmentClosed("This question has been reviewed and can no longer be changed.")
+        _apply(question, authored)
+        question.save(update_fields=["text", "choices", "answer_key", "distractor", "meta"])
+        for name, value in (
+            ("text", authored.text),
+            ("choices", authored.choices),
+            ("answer_key", authored.answer),
+            ("distractor", authored.distractor),
+            ("concept_override", authored.concept_override),
+            ("override_comment", authored.override_comment),
+        ):
+            setattr(current, name, value)
+        current.save()
+        assignment.n_edits += 1
+        assignment.save(update_fields=["n_edits"])
+        return SubmitResult(assignment, "edited")
+
+    mark_submitted(assignment, now=now, seconds=seconds)
+    if question is None:
+        question = Question(
+            dataset_id=assignment.project.dataset_id,
+            external_id=f"qa{assignment.project_id}-{pair.pk}",
+            concept=pair.concept,
+            category=pair.category,
+            language=pair.language,
+            creator=assignment.annotator,
+            creator_name=assignment.annotator.get_username(),
+            origin=Question.Origin.HUMAN,
+        )
+    _apply(question, authored)
+    question.status = Question.Status.IN_REVIEW
+    question.save()
+    if task.question_id != question.pk:
+        task.question = question
+        task.save(update_fields=["question"])
+    QuestionRound.objects.create(
+        question=question,
+        round=assignment.round,
+        assignment=assignment,
+        author=assignment.annotator,
+        text=authored.text,
+        choices=authored.choices,
+        answer_key=authored.answer,
+        distractor=authored.distractor,
+        concept_override=authored.concept_override,
+        override_comment=authored.override_comment,
+        submitted_at=now,
+    )
+    return SubmitResult(assignment, "created")
+
+
+def authoring_reviewed(*, assignment: Assignment, review: Review, now: datetime) -> Question:
+    """Record a reviewer's verdict on the round under review (called inside ``review_create``)."""
+    question = Question.objects.select_for_update().get(pk=assignment.task.question_id)
+    current = QuestionRound.objects.get(question=question, round=assignment.round)
+    accepted = review.verdict == Review.Verdict.ACCEPT
+    current.reviewer_id = review.reviewer_id
+    current.verdict = QuestionRound.Verdict.ACCEPT if accepted else QuestionRound.Verdict.RETURN
+    current.comment = review.comment
+    current.reviewed_at = now
+    current.save(update_fields=["reviewer", "verdict", "comment", "reviewed_at"])
+    question.status = Question.Status.ACCEPTED if accepted else Question.Status.RETURNED
+    question.save(update_fields=["status"])
+    if accepted:
+        mcq_tasks_sync(questions=[question])
+    return question
+
+
+# --- answering -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class McqAnswer:
+    choice: str
+    ambiguous: bool
+    comment: str
+
+
+def clean_mcq(payload: Mapping[str, Any]) -> McqAnswer:
+    """``{"choice": "A".."E", "ambiguous": bool, "comment": "..."}``; flagging ambiguity needs a comment."""
+    errors: dict[str, list[str]] = {}
+    choice = str(payload.get("choice") or "").strip().upper()
+    if choice not in CHOICE_LABELS:
+        errors["choice"] = ["Pick one of the options A to E."]
+    ambiguous = payload.get("ambiguous") in (True, "true", "on", "1", 1)
+    comment = str(payload.get("comment") or "").strip()
+    if ambiguous and not comment:
+        errors["comment"] = ["Say what makes the question ambiguous."]
+    if errors:
+        raise SubmissionInvalid(errors)
+    return McqAnswer(choice, ambiguous, comment)
+
+
+def _mcq_rows(assignment: Assignment, answer: McqAnswer, key: str) -> list[Annotation]:
+    """Long-format rows: ``choice`` (the letter; ``value_int`` 1 when it matches the key, 0 otherwise),
+    ``ambiguous`` (with the comment) when flagged, else ``comment`` when one was written."""
+    rows = [
+        Annotation(
+            assignment=assignment,
+            round=assignment.round,
+            criterion="choice",
+            choice=answer.choice,
+            value_int=None if not answer.choice else int(answer.choice == key),
+        )
+    ]
+    if answer.ambiguous:
+        rows.append(
+            Annotation(
+                assignment=assignment,
+                round=assignment.round,
+                criterion="ambiguous",
+                value_int=1,
+                comment=answer.comment,
+            )
+        )
+    elif answer.comment:
+        rows.append(
+            Annotation(
+                assignment=assignment, round=assignment.round, criterion="comment", comment=answer.comment
+            )
+        )
+    return rows
+
+
+def _signature(rows: Iterable[Annotation]) -> set[tuple]:
+    return {(r.criterion, r.choice, r.value_int, r.comment) for r in rows}
+
+
+def ambiguity_apply(*, project: Project, question_ids: Iterable[int]) -> list[int]:
+    """Exclude questions flagged ambiguous in more than ``project.max_ambiguous`` submitted answers, and
+    bring back questions this project excluded whose flags fell back (an answer edited). Returns the ids
+    excluded now."""
+    ids = list(question_ids)
+    flagged = Counter(
+        Annotation.objects.filter(
+            assignment__project=project,
+            assignment__status=Assignment.Status.SUBMITTED,
+            assignment__task__question_id__in=ids,
+            criterion="ambiguous",
+            value_int=1,
+            round=F("assignment__round"),
+        ).values_list("assignment__task__question_id", flat=True)
+    )
+    excluded = []
+    for question in Question.objects.select_for_update().filter(pk__in=ids):
+        n = flagged.get(question.pk, 0)
+        if n > project.max_ambiguous and question.status == Question.Status.ACCEPTED:
+            question.status = Question.Status.EXCLUDED
+            question.meta = {**(question.meta or {}), "excluded_by": {"project": project.pk, "ambiguous": n}}
+            question.save(update_fields=["status", "meta"])
+            excluded.append(question.pk)
+        elif (
+            n <= project.max_ambiguous
+            and question.status == Question.Status.EXCLUDED
+            and (question.meta or {}).get("excluded_by", {}).get("project") == project.pk
+        ):
+            question.status = Question.Status.ACCEPTED
+            question.meta = {k: v for k, v in question.meta.items() if k != "excluded_by"}
+            question.save(update_fields=["status", "meta"])
+    return excluded
+
+
+def mcq_submit(
+    *, assignment: Assignment, payload: Mapping[str, Any], seconds: float | None, now: datetime
+) -> SubmitResult:
+    """Store an answer to a question, scored against its key, and apply the ambiguity rule."""
+    answer = clean_mcq(payload)
+    question = assignment.task.question
+    if question.creator_id is not None and question.creator_id == assignment.annotator_id:
+        raise AssignmentClosed("Nobody answers their own question.")
+    project = assignment.project
+    rows = _mcq_rows(assignment, answer, question.answer_key.upper())
+    if assignment.status == Assignment.Status.SUBMITTED:
+        current = assignment.annotations.filter(round=assignment.round)
+        if _signature(current) == _signature(rows):
+            return SubmitResult(assignment, "unchanged")
+        if not (project.allow_edits and project.status in (Project.Status.ACTIVE, Project.Status.PAUSED)):
+            raise AssignmentClosed("This answer can no longer be changed.")
+        current.delete()
+        Annotation.objects.bulk_create(rows)
+        assignment.n_edits += 1
+        assignment.save(update_fields=["n_edits"])
+        ambiguity_apply(project=project, question_ids=[question.pk])
+        return SubmitResult(assignment, "edited")
+    if question.status != Question.Status.ACCEPTED:
+        raise AssignmentClosed("This question is no longer being answered.")
+    mark_submitted(assignment, now=now, seconds=seconds)
+    Annotation.objects.bulk_create(rows)
+    if answer.ambiguous:
+        ambiguity_apply(project=project, question_ids=[question.pk])
+    return SubmitResult(assignment, "created")
+
+
+# --- imports of finished studies -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImportedAnswer:
+    question: Question
+    answerer: AbstractBaseUser
+    choice: str
+    ambiguous: bool
+    comment: str = ""
+
+
+@transaction.atomic
+def mcq_answers_import(
+    *, project: Project, answers: Iterable[ImportedAnswer], now: datetime | None = None
+) -> int:
+    """Record answers given outside Timbang (an earlier study) as submitted assignments of ``project``.
+
+    Each answer takes one of its group's k places on the question's task, as a claim and submit would;
+    the author's own answers and a (k+1)-th answer in a group are refused. Blank choices are kept, unscored.
+    """
+    if project.kind != Project.Kind.MCQ_ANSWER:
+        raise AnnotationError("Answers belong to multiple-choice answering projects.")
+    now = now or timezone.now()
+    tasks = {t.question_id: t for t in Task.objects.filter(project=project).select_related("question")}
+    groups = dict(Membership.objects.filter(project=project).values_list("user_id", "group_id"))
+    slots = {(s.task_id, s.group_id): s for s in TaskSlot.objects.filter(project=project)}
+    taken: Counter[int] = Counter()
+    assignments: list[Assignment] = []
+    pending: list[tuple[int, McqAnswer, str]] = []
+    for item in answers:
+        task = tasks.get(item.question.pk)
+        if task is None:
+            raise AnnotationError(f"Question {item.question.external_id} has no task in this project.")
+        user_id = item.answerer.pk
+        if task.question.creator_id == user_id:
+            raise AnnotationError(f"{item.answerer.get_username()} wrote {item.question.external_id}.")
+        if user_id not in groups:
+            raise AnnotationError(f"{item.answerer.get_username()} is not a member of the project.")
+        slot = slots[(task.pk, groups[user_id])]
+        taken[slot.pk] += 1
+        if taken[slot.pk] > slot.open_count:
+            raise AnnotationError(f"{item.question.external_id} has more answers than k = {project.overlap}.")
+        assignments.append(
+            Assignment(
+                project=project,
+                task=task,
+                slot=slot,
+                group_id=groups[user_id],
+                annotator_id=user_id,
+                status=Assignment.Status.SUBMITTED,
+                permutation=[],
+                started_at=now,
+                submitted_at=now,
+            )
+        )
+        pending.append(
+            (
+                len(assignments) - 1,
+                McqAnswer(item.choice.strip().upper(), item.ambiguous, item.comment),
+                task.question.answer_key,
+            )
+        )
+    Assignment.objects.bulk_create(assignments, batch_size=2000)
+    rows = [
+        row for index, answer, key in pending for row in _mcq_rows(assignments[index], answer, key.upper())
+    ]
+    Annotation.objects.bulk_create(rows, batch_size=2000)
+    for slot_id in sorted(taken):
+        n = taken[slot_id]
+        TaskSlot.objects.filter(pk=slot_id).update(
+            open_count=F("open_count") - n, submitted_count=F("submitted_count") + n
+        )
+    ambiguity_apply(project=project, question_ids=list(tasks))
+    return len(assignments)
+
+
+@transaction.atomic
+def idcsqa_import(
+    *,
+    data: IdCsqaData,
+    name: str,
+    users: Mapping[str, AbstractBaseUser],
+    overlap: int = 5,
+    max_ambiguous: int = 3,
+    created_by: AbstractBaseUser | None = None,
+) -> Project:
+    """Load an id-csqa study (``datasets_app.domain.idcsqa``): its questions into a new dataset, and an
+    active answering project over them holding every worker's answers. ``users`` maps the study's worker
+    names (W1..W6) to accounts; creators and answerers are those accounts."""
+    missing = sorted(({q.creator for q in data.questions} | {a.answerer for a in data.answers}) - set(users))
+    if missing:
+        raise ProjectInvalid({"users": f"No account given for {', '.join(missing)}."})
+    if Dataset.objects.filter(name=name).exists():
+        raise ProjectInvalid({"name": f"A dataset named {name!r} exists already."})
+    dataset = Dataset.objects.create(
+        name=name,
+        kind=Dataset.Kind.QUESTIONS,
+        source="id-csqa Human_Gen",
+        license="CC BY-NC 4.0",
+        created_by=created_by,
+    )
+    questions = Question.objects.bulk_create(
+        [
+            Question(
+                dataset=dataset,
+                external_id=q.question_id,
+                concept=q.concept,
+                category=q.category,
+                language=q.language,
+                text=q.text,
+                choices=dict(q.choices),
+                answer_key=q.answer_key,
+                distractor=q.distractor or "",
+                creator=users[q.creator],
+                creator_name=q.creator,
+                origin=Question.Origin.HUMAN,
+                status=Question.Status.ACCEPTED,
+                meta={"majority_answer": q.majority_answer},
+            )
+            for q in data.questions
+        ],
+        batch_size=2000,
+    )
+    project = project_create(
+        dataset=dataset,
+        name=name,
+        kind=Project.Kind.MCQ_ANSWER,
+        overlap=overlap,
+        max_ambiguous=max_ambiguous,
+        groups=["A"],
+        created_by=created_by,
+    )
+    group = project.groups.get()
+    for worker in sorted(users):
+        project_member_add(project=project, user=users[worker], group=group)
+    project_activate(project=project)
+    by_external = {q.external_id: q for q in questions}
+    mcq_answers_import(
+        project=project,
+        answers=(
+            ImportedAnswer(by_external[a.question_id], users[a.answerer], a.choice, a.ambiguous, a.comment)
+            for a in data.answers
+        ),
+    )
+    project.refresh_from_db()
+    return project
+
+
+# --- error taxonomy of (LLM-written) questions --------------------------------------------------------
+
+
+@transaction.atomic
+def question_error_review_save(
+    *,
+    project: Project,
+    question: Question,
+    reviewer: AbstractBaseUser,
+    errors: Iterable[str],
+    comment: str = "",
+) -> QuestionErrorReview:
+    """Tag a question of the project with error-taxonomy categories (none: the reviewer found no error).
+    Saving again replaces the reviewer's earlier tags."""
+    if question.dataset_id != project.dataset_id:
+        raise AnnotationError("The question belongs to another dataset.")
+    if question.creator_id is not None and question.creator_id == reviewer.pk:
+        raise AnnotationError("Nobody reviews their own question.")
+    codes = list(dict.fromkeys(errors))
+    unknown = [c for c in codes if c not in LLM_ERROR_CATEGORIES]
+    if unknown:
+        raise AnnotationError(f"Unknown error categories: {', '.join(unknown)}.")
+    review, _ = QuestionErrorReview.objects.update_or_create(
+        project=project,
+        question=question,
+        reviewer=reviewer,
+        defaults={"errors": [c for c in LLM_ERROR_CATEGORIES if c in codes], "comment": comment.strip()},
+    )
+    return review

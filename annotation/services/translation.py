@@ -1,0 +1,448 @@
+"""Writes of the translation jobs: translating, reviewing (accept / fix / reject), flags, export.
+
+The review loop: a translator submits round n of a unit (status ``to_review``); a reviewer who is not the
+translator accepts it, fixes it (the edited text becomes the unit's text, the round keeps both), or
+rejects it with error categories and a comment (status ``revise``). A rejection reopens the translator's
+assignment as a new round; their next submission reopens the reviewer's, so the same two people carry a
+unit to the end. Every round stays in ``TranslationRound``.
+
+Flags (``datasets_app.domain.translation_flags``) are stored with the unit and recomputed whenever its
+text changes; the length-ratio flag compares against the unit's language pair in the whole dataset.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import (
+    Annotation,
+    Assignment,
+    FlagRecompute,
+    Project,
+    TranslationError,
+    TranslationRound,
+)
+from annotation.services.core import (
+    AnnotationError,
+    AssignmentClosed,
+    SubmissionInvalid,
+    SubmitResult,
+    mark_submitted,
+    reopen,
+)
+from datasets_app.domain.dataset_card import render_yaml
+from datasets_app.domain.translation_flags import (
+    DEFAULT_MIN_PAIR_UNITS,
+    DEFAULT_REGISTER_MARKERS,
+    FlagConfig,
+    FlagContext,
+    PairLengthStats,
+    TranslationUnitInput,
+    compute_flags,
+    pair_key,
+    pair_length_stats,
+    pair_length_stats_by_pair,
+)
+from datasets_app.export_writers import write_hf_folder, zip_folder
+from datasets_app.models import TranslationUnit
+from datasets_app.services import flag_as_dict
+
+RECOMPUTE_BATCH = 500
+MAX_TEXT = 20_000
+
+
+# --- flags ---------------------------------------------------------------------------------------------
+
+
+def flag_context_for(project: Project | None) -> tuple[FlagConfig, Mapping[str, Any], int]:
+    """The project's thresholds, register word lists and minimum units per pair (defaults without one)."""
+    settings = dict(project.flag_settings or {}) if project is not None else {}
+    markers = settings.pop("register_markers", None) or DEFAULT_REGISTER_MARKERS
+    min_units = int(settings.pop("min_pair_units", DEFAULT_MIN_PAIR_UNITS))
+    config = FlagConfig(**{k: v for k, v in settings.items() if k in FlagConfig.__dataclass_fields__})
+    return config, {**DEFAULT_REGISTER_MARKERS, **markers}, min_units
+
+
+def _unit_input(unit: TranslationUnit, text: str | None = None) -> TranslationUnitInput:
+    return TranslationUnitInput(
+        source=unit.source_text,
+        translation=unit.translation_text if text is None else text,
+        source_language=unit.source_language,
+        target_language=unit.target_language,
+        register=unit.register or None,
+    )
+
+
+def _pair_stats(unit: TranslationUnit, *, exclude_self: bool, min_units: int) -> PairLengthStats:
+    others = TranslationUnit.objects.filter(
+        dataset_id=unit.dataset_id,
+        source_language=unit.source_language,
+        target_language=unit.target_language,
+        register=unit.register,
+    ).exclude(translation_text="")
+    if exclude_self:
+        others = others.exclude(pk=unit.pk)
+    return pair_length_stats(others.values_list("source_text", "translation_text"), min_units=min_units)
+
+
+def unit_flags(
+    unit: TranslationUnit, *, text: str | None = None, project: Project | None = None
+) -> list[dict]:
+    """Flags of ``unit`` with ``text`` as its translation (default: its current one), against the length
+    statistics of the other units of its language pair and register in the dataset."""
+    config, markers, min_units = flag_context_for(project)
+    stats = _pair_stats(unit, exclude_self=True, min_units=min_units)
+    context = FlagContext(pair_stats=stats, register_markers=markers, config=config)
+    return [flag_as_dict(f) for f in compute_flags(_unit_input(unit, text), context=context)]
+
+
+@transaction.atomic
+def flag_recompute_queue(*, project: Project, user: AbstractBaseUser | None = None) -> FlagRecompute:
+    """Record a recomputation of the project's flags and hand it to a worker once committed."""
+    from annotation.tasks import translation_flags_recompute_task
+
+    if project.kind not in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW):
+        raise AnnotationError("Only translation projects have flags.")
+    running = project.flag_recomputes.filter(
+        status__in=[FlagRecompute.Status.QUEUED, FlagRecompute.Status.RUNNING]
+    )
+    if running.exists():
+        raise AnnotationError("A recomputation of this project's flags is already under way.")
+    run = FlagRecompute.objects.create(
+        project=project, total=project.dataset.translation_units.count(), created_by=user
+    )
+    transaction.on_commit(lambda: translation_flags_recompute_task.delay(run.pk))
+    return run
+
+
+def flag_recompute_run(*, run: FlagRecompute) -> FlagRecompute:
+    """Recompute the flags of every unit of the run's project, saving progress after each batch.
+
+    Length statistics come from all units of each language pair first (one pass), then units are
+    flagged in batches. Safe to run twice: a run that is not queued any more is left alone.
+    """
+    started = FlagRecompute.objects.filter(pk=run.pk, status=FlagRecompute.Status.QUEUED).update(
+        status=FlagRecompute.Status.RUNNING, started_at=timezone.now()
+    )
+    if not started:
+        return run
+    run.refresh_from_db()
+    project = run.project
+    try:
+        config, markers, min_units = flag_context_for(project)
+        units = project.dataset.translation_units.order_by("id")
+        fields = ("id", "source_text", "translation_text", "source_language", "target_language", "register")
+        inputs: dict[int, TranslationUnitInput] = {}
+        for row in units.values_list(*fields).iterator(RECOMPUTE_BATCH):
+            inputs[row[0]] = TranslationUnitInput(row[1], row[2], row[3], row[4], row[5] or None)
+        stats = pair_length_stats_by_pair(inputs.values(), min_units=min_units)
+        run.total = len(inputs)
+        run.done = run.n_flagged = 0
+        run.save(update_fields=["total", "done", "n_flagged"])
+        ids = list(inputs)
+        for start in range(0, len(ids), RECOMPUTE_BATCH):
+            batch = []
+            for unit_id in ids[start : start + RECOMPUTE_BATCH]:
+                item = inputs[unit_id]
+                context = FlagContext(
+                    pair_stats=stats.get(pair_key(item)), register_markers=markers, config=config
+                )
+                flags = [flag_as_dict(f) for f in compute_flags(item, context=context)]
+                run.n_flagged += bool(flags)
+                batch.append(TranslationUnit(pk=unit_id, flags=flags))
+            TranslationUnit.objects.bulk_update(batch, ["flags"])
+            run.done += len(batch)
+            FlagRecompute.objects.filter(pk=run.pk).update(done=run.done, n_flagged=run.n_flagged)
+    except Exception as exc:  # the run records what went wrong; the worker stays up
+        run.status = FlagRecompute.Status.FAILED
+        run.error = f"{type(exc).__name__}: {exc}"[:2000]
+    else:
+        run.status = FlagRecompute.Status.SUCCEEDED
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "error", "finished_at", "total", "done", "n_flagged"])
+    return run
+
+
+# --- translating ---------------------------------------------------------------------------------------
+
+
+def _text(payload: Mapping[str, Any], name: str) -> str:
+    value = payload.get(name, "")
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _locked_unit(assignment: Assignment) -> TranslationUnit:
+    return TranslationUnit.objects.select_for_update().get(pk=assignment.task.translation_unit_id)
+
+
+def _latest_round(unit: TranslationUnit) -> TranslationRound | None:
+    return TranslationRound.objects.filter(unit=unit).order_by("-round").first()
+
+
+def translation_submit(
+    *, assignment: Assignment, payload: Mapping[str, Any], seconds: float | None, now: datetime
+) -> SubmitResult:
+    """Store a translation (``{"translation": "..."}``) as the unit's next round and send it to review.
+
+    Changing a submitted translation is an edit while nobody has reviewed it yet (and edits are allowed).
+    A revised translation coming back after a rejection reopens the rejecting reviewer's assignment.
+    """
+    text = _text(payload, "translation")
+    if not text:
+        raise SubmissionInvalid({"translation": ["Write the translation."]})
+    if len(text) > MAX_TEXT:
+        raise SubmissionInvalid({"translation": [f"The translation is longer than {MAX_TEXT} characters."]})
+    unit = _locked_unit(assignment)
+    project = assignment.project
+    if assignment.status == Assignment.Status.SUBMITTED:
+        current = _latest_round(unit)
+        if current is None or current.translation_assignment_id != assignment.pk:
+            raise AssignmentClosed("This translation can no longer be changed.")
+        if current.translation_text == text:
+            return SubmitResult(assignment, "unchanged")
+        if unit.status != TranslationUnit.Status.TO_REVIEW or current.verdict or not project.allow_edits:
+            raise AssignmentClosed("This translation has been reviewed and can no longer be changed.")
+        flags = unit_flags(unit, text=text, project=project)
+        current.translation_text, current.flags = text, flags
+        current.save(update_fields=["translation_text", "flags"])
+        unit.translation_text, unit.flags = text, flags
+        unit.save(update_fields=["translation_text", "flags"])
+        assignment.n_edits += 1
+        assignment.save(update_fields=["n_edits"])
+        return SubmitResult(assignment, "edited")
+
+    if unit.status not in (TranslationUnit.Status.TO_TRANSLATE, TranslationUnit.Status.REVISE):
+        raise AssignmentClosed("This unit does not need a translation any more.")
+    mark_submitted(assignment, now=now, seconds=seconds)
+    previous = _latest_round(unit)
+    flags = unit_flags(unit, text=text, project=project)
+    TranslationRound.objects.create(
+        unit=unit,
+        round=(previous.round + 1) if previous else 1,
+        translation_text=text,
+        translator=assignment.annotator,
+        translation_assignment=assignment,
+        flags=flags,
+        submitted_at=now,
+    )
+    unit.translation_text = text
+    unit.translator = assignment.annotator
+    unit.status = TranslationUnit.Status.TO_REVIEW
+    unit.flags = flags
+    unit.save(update_fields=["translation_text", "translator", "status", "flags"])
+    if (
+        previous is not None
+        and previous.verdict == TranslationRound.Verdict.REJECT
+        and previous.review_assignment_id
+    ):
+        reviewer_assignment = (
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("project")
+            .get(pk=previous.review_assignment_id)
+        )
+        if reviewer_assignment.status == Assignment.Status.SUBMITTED:
+            reopen(reviewer_assignment, now=now)
+    return SubmitResult(assignment, "created")
+
+
+# --- reviewing -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReviewAnswer:
+    verdict: str
+    error_categories: tuple[str, ...]
+    comment: str
+    fixed_text: str
+
+
+def clean_review(payload: Mapping[str, Any], translation: str) -> ReviewAnswer:
+    """Check a reviewer's answer: ``{"verdict": "accept" | "fix" | "reject", "fixed_text", "error_categories",
+    "comment"}``. A fix needs an edited text; a rejection needs at least one category and a comment."""
+    errors: dict[str, list[str]] = {}
+    verdict = payload.get("verdict")
+    if verdict not in TranslationRound.Verdict.values:
+        errors["verdict"] = ["Choose accept, fix or reject."]
+    raw = payload.get("error_categories") or []
+    categories = [raw] if isinstance(raw, str) else list(raw) if isinstance(raw, list | tuple) else None
+    if categories is None or any(c not in TranslationError.values for c in categories):
+        errors["error_categories"] = ["Unknown error category."]
+        categories = []
+    comment = _text(payload, "comment")
+    fixed = _text(payload, "fixed_text")
+    if verdict == TranslationRound.Verdict.REJECT:
+        if not categories:
+            errors["error_categories"] = ["Choose at least one error category."]
+        if not comment:
+            errors["comment"] = ["Say what the translator should change."]
+    if verdict == TranslationRound.Verdict.FIX:
+        if not fixed:
+            errors["fixed_text"] = ["Write the corrected translation."]
+        elif fixed == translation.strip():
+            errors["fixed_text"] = ["The corrected text is the same as the translation; accept it instead."]
+        elif len(fixed) > MAX_TEXT:
+            errors["fixed_text"] = [f"The text is longer than {MAX_TEXT} characters."]
+    if errors:
+        raise SubmissionInvalid(errors)
+    ordered = tuple(c for c in TranslationError.values if c in set(categories))
+    return ReviewAnswer(
+        str(verdict), ordered, comment, fixed if verdict == TranslationRound.Verdict.FIX else ""
+    )
+
+
+def _review_rows(assignment: Assignment, answer: ReviewAnswer) -> list[Annotation]:
+    def row(criterion: str, **values: Any) -> Annotation:
+        return Annotation(assignment=assignment, round=assignment.round, criterion=criterion, **values)
+
+    rows = [row("verdict", choice=answer.verdict)]
+    rows += [row(f"error.{code}", value_int=1) for code in answer.error_categories]
+    if answer.fixed_text:
+        rows.append(row("fixed_text", comment=answer.fixed_text))
+    if answer.comment:
+        rows.append(row("comment", comment=answer.comment))
+    return rows
+
+
+def translation_review_submit(
+    *, assignment: Assignment, payload: Mapping[str, Any], seconds: float | None, now: datetime
+) -> SubmitResult:
+    """Record a reviewer's verdict on the unit's current round and move the unit on.
+
+    accept: the unit is final. fix: the edited text becomes the unit's text (flags recomputed) and the
+    unit is final. reject: the unit goes back to its translator, whose assignment reopens as a new round.
+    A verdict takes effect at once, so it cannot be changed afterwards (the same answer again is a no-op).
+    """
+    unit = _locked_unit(assignment)
+    user_id = assignment.annotator_id
+    current = _latest_round(unit)
+    answer = clean_review(payload, current.translation_text if current else unit.translation_text)
+    if assignment.status == Assignment.Status.SUBMITTED:
+        if (
+            current is not None
+            and current.review_assignment_id == assignment.pk
+            and (
+                current.verdict,
+                tuple(current.error_categories),
+                current.comment,
+                current.fixed_text,
+            )
+            == (answer.verdict, answer.error_categories, answer.comment, answer.fixed_text)
+        ):
+            return SubmitResult(assignment, "unchanged")
+        raise AssignmentClosed("Your verdict has been recorded and can no longer be changed.")
+    if unit.status != TranslationUnit.Status.TO_REVIEW:
+        raise AssignmentClosed("This translation is not waiting for review any more.")
+    if unit.translator_id == user_id or (current is not None and current.translator_id == user_id):
+        raise AssignmentClosed("You cannot review your own translation.")
+    mark_submitted(assignment, now=now, seconds=seconds)
+    if current is None:  # imported with its translation: the import was round 1
+        current = TranslationRound.objects.create(
+            unit=unit,
+            round=1,
+            translation_text=unit.translation_text,
+            translator=unit.translator,
+            translator_name=unit.translator_name,
+            flags=unit.flags,
+        )
+    current.reviewer_id = user_id
+    current.review_assignment = assignment
+    current.verdict = answer.verdict
+    current.error_categories = list(answer.error_categories)
+    current.comment = answer.comment
+    current.fixed_text = answer.fixed_text
+    current.reviewed_at = now
+    current.save()
+    Annotation.objects.bulk_create(_review_rows(assignment, answer))
+    if answer.verdict == TranslationRound.Verdict.REJECT:
+        unit.status = TranslationUnit.Status.REVISE
+        unit.save(update_fields=["status"])
+        if current.translation_assignment_id:
+            translator_assignment = (
+                Assignment.objects.select_for_update(of=("self",))
+                .select_related("project")
+                .get(pk=current.translation_assignment_id)
+            )
+            if translator_assignment.status == Assignment.Status.SUBMITTED:
+                reopen(translator_assignment, now=now)
+        return SubmitResult(assignment, "created")
+    if answer.verdict == TranslationRound.Verdict.FIX:
+        unit.flags = unit_flags(unit, text=answer.fixed_text, project=assignment.project)
+        unit.translation_text = answer.fixed_text
+    unit.status = TranslationUnit.Status.ACCEPTED
+    unit.save(update_fields=["status", "translation_text", "flags"])
+    return SubmitResult(assignment, "created")
+
+
+# --- export --------------------------------------------------------------------------------------------
+
+
+def _corpus_card(project: Project, frame: pd.DataFrame) -> str:
+    languages = sorted(set(frame["source_language"]) | set(frame["language"]))
+    header = render_yaml(
+        {
+            "pretty_name": project.name,
+            "license": project.dataset.license or "other",
+            "language": languages,
+            "multilinguality": "multilingual" if len(languages) > 1 else "monolingual",
+            "task_categories": ["translation"],
+            "tags": ["parallel-corpus", "human-reviewed"],
+            "configs": [
+                {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}
+            ],
+        }
+    )
+    counts = frame.groupby(["language", "register"], dropna=False).size().reset_index(name="rows")
+    lines = [
+        f"# {project.name}",
+        "",
+        "Parallel corpus of source texts and their translations. Each translation was written by a "
+        "translator and validated by another native speaker (accepted as is, or corrected by the "
+        "reviewer); rejected translations went back to their translator until accepted. Translators are "
+        "named by pseudonyms.",
+        "",
+        "## Columns",
+        "",
+        "| column | meaning |",
+        "|---|---|",
+        "| `source` | the source text |",
+        "| `target` | the accepted translation |",
+        "| `source_language` / `language` | ISO 639-3 codes of source and translation |",
+        "| `register` | the register asked for (empty when the language has none) |",
+        "| `translator` | pseudonym of the translator |",
+        "| `rounds` | review rounds the unit went through |",
+        "| `fixed_by_reviewer` | whether the reviewer corrected the last translation |",
+        "",
+        "## Counts",
+        "",
+        "| language | register | rows |",
+        "|---|---|---|",
+        *(f"| {r.language} | {r.register or '-'} | {r.rows} |" for r in counts.itertuples(index=False)),
+        "",
+    ]
+    return f"---\n{header}---\n\n" + "\n".join(lines)
+
+
+def parallel_corpus_export(*, project: Project, folder: Path | None = None) -> tuple[Path, int]:
+    """Write the accepted units of the project's dataset as a Hugging Face dataset folder and zip it.
+
+    Returns the zip path and the number of rows. Raises ``AnnotationError`` when nothing is accepted yet.
+    """
+    from annotation.selectors import parallel_corpus_frame
+
+    frame = parallel_corpus_frame(project=project)
+    if frame.empty:
+        raise AnnotationError("No translation has been accepted yet.")
+    base = Path(tempfile.mkdtemp(prefix="timbang-corpus-")) if folder is None else folder
+    target = base / f"parallel-corpus-{project.pk}"
+    write_hf_folder(target, {"train": frame}, _corpus_card(project, frame), overwrite=True)
+    return zip_folder(target), len(frame)

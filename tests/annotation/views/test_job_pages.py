@@ -1,0 +1,259 @@
+"""Pages of the translation and question jobs: task forms, permissions, manager reports, blinding."""
+
+import json
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from annotation import services
+from annotation.models import Assignment
+from datasets_app.models import Question, TranslationUnit
+from tests.annotation.conftest import build_question_dataset, build_translation_dataset
+
+pytestmark = pytest.mark.django_db
+
+
+def http_text(response) -> str:
+    return " ".join(f"{k}: {v}" for k, v in response.items()) + "\n" + response.content.decode()
+
+
+def scan(text: str, forbidden: list[str], where: str) -> None:
+    leaked = [s for s in forbidden if s and s in text]
+    assert not leaked, f"{where} shows {leaked[:5]}"
+
+
+@pytest.fixture
+def translation_setup(make_user, job_project):
+    dataset = build_translation_dataset(n_units=2, name="dataset-secret-translations")
+    translator = make_user("annotator", username="translator-secret-name")
+    reviewer = make_user("annotator", username="reviewer-one")
+    translate = job_project(kind="translation", dataset=dataset, members=[translator])
+    review = job_project(kind="translation_review", dataset=dataset, members=[reviewer])
+    return dataset, translate, review, translator, reviewer
+
+
+def test_translator_and_reviewer_pages_post_forms_and_stay_blind(client, translation_setup):
+    dataset, translate, review, translator, reviewer = translation_setup
+    units = list(TranslationUnit.objects.filter(dataset=dataset))
+    forbidden = [
+        dataset.name,
+        translator.get_username(),
+        *(u.external_id for u in units),
+    ]
+    client.force_login(translator)
+    started = client.post(reverse("annotation:start", args=[translate.pk]))
+    page = client.get(started["Location"])
+    body = page.content.decode()
+    assert 'name="translation"' in body and "Saya makan nasi di rumah." in body and "Krama" in body
+    scan(http_text(page), [forbidden[0], *forbidden[2:]], "translator page")
+    token = Assignment.objects.get(annotator=translator).token
+    invalid = client.post(
+        reverse("annotation:submit", args=[token]), {"translation": " "}, HTTP_HX_REQUEST="true"
+    )
+    assert "Write the translation." in invalid.content.decode()
+    done = client.post(
+        reverse("annotation:submit", args=[token]),
+        {"translation": "Kula nedha 5 sekul."},
+        HTTP_HX_REQUEST="true",
+    )
+    assert done.status_code == 200
+
+    client.force_login(reviewer)
+    started = client.post(reverse("annotation:start", args=[review.pk]))
+    page = client.get(started["Location"])
+    body = page.content.decode()
+    scan(http_text(page), forbidden, "reviewer page")
+    assert "Kula nedha 5 sekul." in body and 'data-flag="number_mismatch"' in body and "T-" in body
+    review_token = Assignment.objects.get(annotator=reviewer).token
+    rejected = client.post(
+        reverse("annotation:submit", args=[review_token]),
+        {"verdict": "reject", "error_categories": ["fluency", "typo_mechanics"], "comment": "Angka."},
+        HTTP_HX_REQUEST="true",
+    )
+    scan(http_text(rejected), forbidden, "after the verdict")
+    assert TranslationUnit.objects.get(translator=translator).status == "revise"
+
+    client.force_login(translator)
+    page = client.get(reverse("annotation:task", args=[token]))
+    body = page.content.decode()
+    assert "A reviewer sent this back:" in body and "Fluency, Typo / mechanics" in body and "Angka." in body
+    assert "reviewer-one" not in body
+
+
+def test_someone_elses_task_is_a_404_and_annotators_cannot_manage(client, translation_setup, make_user):
+    dataset, translate, review, translator, reviewer = translation_setup
+    work = services.assignment_claim(project=translate, user=translator)
+    client.force_login(reviewer)
+    assert client.get(reverse("annotation:task", args=[work.token])).status_code == 404
+    assert (
+        client.post(reverse("annotation:submit", args=[work.token]), {"translation": "x"}).status_code == 404
+    )
+    assert client.get(reverse("annotation:manage_detail", args=[review.pk])).status_code == 403
+    assert client.get(reverse("annotation:manage_corpus_export", args=[review.pk])).status_code == 403
+    api = APIClient()
+    api.force_authenticate(reviewer)
+    assert (
+        api.post(
+            f"/api/v1/tasks/{work.token}/annotations", {"answer": {"translation": "x"}}, format="json"
+        ).status_code
+        == 404
+    )
+
+
+def test_manager_sees_the_translation_report_and_downloads_the_corpus(client, translation_setup, make_user):
+    dataset, translate, review, translator, reviewer = translation_setup
+    for _ in range(2):
+        work = services.assignment_claim(project=translate, user=translator)
+        services.assignment_submit(
+            token=work.token, user=translator, payload={"translation": "Kula nedha sekul."}
+        )
+        check = services.assignment_claim(project=review, user=reviewer)
+        services.assignment_submit(
+            token=check.token,
+            user=reviewer,
+            payload={"verdict": "fix", "fixed_text": "Kula nedha sekul wonten griya."},
+        )
+    client.force_login(make_user("project_manager"))
+    page = client.get(reverse("annotation:manage_detail", args=[review.pk]))
+    body = page.content.decode()
+    assert page.status_code == 200
+    assert 'data-testid="flags-by-pair"' in body and 'data-testid="translators"' in body
+    assert "<ins>" in body and "wonten griya" in body  # the fix shown as a word diff
+    download = client.get(reverse("annotation:manage_corpus_export", args=[review.pk]))
+    assert download.status_code == 200 and download["Content-Disposition"].endswith('.zip"')
+    recompute = client.post(reverse("annotation:manage_flags_recompute", args=[review.pk]))
+    assert recompute.status_code == 302
+    progress = client.get(reverse("annotation:manage_flags_progress", args=[review.pk]))
+    assert 'id="recompute"' in progress.content.decode() and "<html" not in progress.content.decode()
+    saved = client.post(
+        reverse("annotation:manage_flag_settings", args=[review.pk]),
+        {"length_z_threshold": "2.5", "markers_ngoko": "aku\nkowe, ora"},
+    )
+    assert saved.status_code == 302
+    review.refresh_from_db()
+    assert review.flag_settings["length_z_threshold"] == 2.5
+    assert review.flag_settings["register_markers"]["ngoko"] == ["aku", "kowe", "ora"]
+
+
+def test_mcq_page_keys_blinding_heatmap_and_csv(client, make_user, job_project):
+    creator = make_user("annotator", username="creator-secret-name")
+    answerer = make_user("annotator")
+    dataset = build_question_dataset(creators=[creator], n_per_creator=2, name="dataset-secret-questions")
+    project = job_project(kind="mcq_answer", dataset=dataset, members=[answerer], overlap=1)
+    forbidden = [
+        creator.get_username(),
+        dataset.name,
+        *Question.objects.values_list("external_id", flat=True),
+    ]
+    client.force_login(answerer)
+    api = APIClient()
+    api.force_authenticate(answerer)
+    for choice in ("A", "D"):
+        payload = api.get(f"/api/v1/projects/{project.pk}/next")
+        scan(json.dumps(payload.json(), ensure_ascii=False), forbidden, "next payload")
+        token = payload.json()["task"]
+        page = client.get(reverse("annotation:task", args=[token]))
+        body = page.content.decode()
+        scan(http_text(page), forbidden, "mcq page")
+        assert 'data-key="a"' in body and 'data-key="e"' in body and 'data-key="x"' in body
+        client.post(reverse("annotation:submit", args=[token]), {"choice": choice}, HTTP_HX_REQUEST="true")
+    manager = make_user("project_manager")
+    client.force_login(manager)
+    body = client.get(reverse("annotation:manage_detail", args=[project.pk])).content.decode()
+    assert 'data-testid="heatmap"' in body and "rgba(179, 38, 30, 1.000)" in body
+    csv = client.get(reverse("annotation:manage_conflicts_csv", args=[project.pk]))
+    assert csv.content.decode().splitlines() == [
+        "creator," + answerer.get_username(),
+        "creator-secret-name,1",
+    ]
+
+
+def test_authoring_pages_upload_write_and_review(client, make_user, job_project):
+    author, reviewer, manager = make_user("annotator"), make_user("reviewer"), make_user("project_manager")
+    project = job_project(kind="question_authoring", dataset=None, members=[author])
+    client.force_login(manager)
+    upload = client.post(
+        reverse("annotation:manage_pairs_upload", args=[project.pk]),
+        {"file": _file("pairs.csv", "category,concept\nfood,ketupat\n,batik\n"), "language": "ind"},
+        follow=True,
+    )
+    assert "line 3: category: is required" in upload.content.decode()
+    client.post(
+        reverse("annotation:manage_pairs_upload", args=[project.pk]),
+        {"file": _file("pairs.jsonl", '{"category": "food", "concept": "ketupat"}\n'), "language": "ind"},
+    )
+    assert project.concept_pairs.count() == 1
+
+    client.force_login(author)
+    started = client.post(reverse("annotation:start", args=[project.pk]))
+    body = client.get(started["Location"]).content.decode()
+    assert "ketupat" in body and 'data-key="A"' in body and 'name="choice_E"' in body
+    token = Assignment.objects.get(annotator=author).token
+    form = {
+        "question": "Ketupat biasanya disajikan dengan apa?",
+        **{f"choice_{k}": v for k, v in zip("ABCDE", ["opor", "rendang", "es", "roti", "keju"], strict=True)},
+        "answer": "A",
+        "distractor": "A",
+    }
+    invalid = client.post(
+        reverse("annotation:submit", args=[token]), form, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "Distractor: The distractor must be a different option from the answer." in invalid
+    client.post(
+        reverse("annotation:submit", args=[token]), {**form, "distractor": "B"}, HTTP_HX_REQUEST="true"
+    )
+
+    client.force_login(reviewer)
+    queue = client.get(reverse("annotation:review")).content.decode()
+    assert "Ketupat biasanya disajikan dengan apa?" in queue and "Return to the author" in queue
+    assignment = Assignment.objects.get(annotator=author)
+    client.post(reverse("annotation:review_submit", args=[assignment.pk]), {"verdict": "accept"})
+    assert Question.objects.get().status == "accepted"
+
+
+def _file(name: str, text: str):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return SimpleUploadedFile(name, text.encode(), content_type="text/plain")
+
+
+def test_llm_question_review_page(client, make_user, job_project):
+    dataset = build_question_dataset(creators=[make_user("annotator")], n_per_creator=1, origin="llm")
+    project = job_project(kind="mcq_answer", dataset=dataset, members=[make_user("annotator")])
+    client.force_login(make_user("reviewer"))
+    page = client.get(reverse("annotation:review_llm", args=[project.pk]))
+    assert page.status_code == 200 and 'data-testid="llm-question"' in page.content.decode()
+    question = Question.objects.get()
+    client.post(
+        reverse("annotation:review_llm", args=[project.pk]),
+        {"question": question.pk, "error_types": ["wrong_key"]},
+    )
+    body = client.get(reverse("annotation:review_llm", args=[project.pk])).content.decode()
+    assert "0 of 1 reviewed questions have no error" in body
+
+
+def test_manager_creates_a_translation_review_project_from_the_form(client, make_user):
+    dataset = build_translation_dataset(n_units=3, translated=True)
+    client.force_login(make_user("project_manager"))
+    assert client.get(reverse("annotation:manage_create")).status_code == 200
+    response = client.post(
+        reverse("annotation:manage_create"),
+        {
+            "dataset": dataset.pk,
+            "name": "Tinjau",
+            "kind": "translation_review",
+            "overlap": 3,  # one reviewer per unit: the form makes it 1
+            "groups": "A",
+            "best_pick": "off",
+            "pair_mode": "all",
+            "pairs_per_prompt": 3,
+            "turn_mode": "overall",
+            "lease_minutes": 30,
+            "gold_rate": 0,
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:1500]
+    project = services.Project.objects.get(name="Tinjau")
+    assert (project.kind, project.overlap, project.n_tasks) == ("translation_review", 1, 3)
+    assert client.get(reverse("annotation:manage_list")).status_code == 200
