@@ -6,7 +6,9 @@ COPY config ./config
 COPY datasets_app ./datasets_app
 COPY annotation ./annotation
 COPY evaluation ./evaluation
-RUN pip install --no-cache-dir .
+# Optional extras, e.g. "[gpu]" for the image of GPU workers (vllm, transformers).
+ARG EXTRAS=""
+RUN pip install --no-cache-dir ".${EXTRAS}"
 COPY . .
 RUN useradd --create-home timbang && mkdir -p /data && chown timbang /data
 USER timbang

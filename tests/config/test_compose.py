@@ -18,10 +18,10 @@ def compose():
 
 def test_services_and_health_checks(compose):
     services = compose["services"]
-    assert set(services) >= {"postgres", "redis", "web", "worker", "gpu-worker"}
+    assert set(services) >= {"postgres", "redis", "web", "worker", "beat", "gpu-worker"}
     for name in ("postgres", "redis", "web"):
         assert "healthcheck" in services[name], name
-    for name in ("web", "worker", "gpu-worker"):
+    for name in ("web", "worker", "beat", "gpu-worker"):
         depends = services[name]["depends_on"]
         assert depends["postgres"]["condition"] == "service_healthy"
         assert depends["redis"]["condition"] == "service_healthy"
@@ -34,6 +34,9 @@ def test_commands(compose):
     )
     worker = " ".join(services["worker"]["command"])
     assert "celery" in worker and "-Q default" in worker
+    # Only beat schedules periodic tasks, so workers can be scaled.
+    assert "-B" not in services["worker"]["command"] and "beat" in services["beat"]["command"]
+    assert services["gpu-worker"]["build"]["args"]["EXTRAS"] == "[gpu]"
     gpu = " ".join(services["gpu-worker"]["command"])
     assert "celery" in gpu and "gpu." in gpu and "--prefetch-multiplier 1" in gpu and "--concurrency 1" in gpu
 
