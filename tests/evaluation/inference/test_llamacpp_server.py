@@ -1,0 +1,37 @@
+"""LlamaCppServer: start-up failures are reported with the server's own output, and stop ends the process."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import httpx
+import pytest
+
+from evaluation.inference.llamacpp_server import LlamaCppServer, LlamaCppServerError, free_port
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None,
+    reason="llama-cpp-python is not installed: run scripts/install-llama-cpp",
+)
+
+
+def test_a_file_that_is_not_a_model_fails_with_the_servers_log(tmp_path):
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"this is not a GGUF file")
+    server = LlamaCppServer(broken, startup_timeout_s=60)
+    with pytest.raises(LlamaCppServerError, match="exited with code") as error:
+        server.start()
+    assert "invalid magic characters" in str(error.value)  # llama.cpp's own words, from the log tail
+    assert not server.running
+
+
+def test_start_answers_and_stop_frees_the_port(smollm2_gguf):
+    server = LlamaCppServer(smollm2_gguf, alias="tiny", n_ctx=256, n_threads=1, port=free_port())
+    with server:
+        assert server.running
+        assert server.command()[1:3] == ["-m", "llama_cpp.server"]
+        assert httpx.get(f"{server.base_url}/models", timeout=5).json()["data"][0]["id"] == "tiny"
+        url = server.base_url
+    assert not server.running
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{url}/models", timeout=2)
