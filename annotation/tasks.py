@@ -6,7 +6,7 @@ from annotation.models import FlagRecompute
 from annotation.services import flag_recompute_run, leases_reclaim
 
 
-@shared_task(name="annotation.leases_reclaim", queue="default", soft_time_limit=120, time_limit=180)
+@shared_task(name="annotation.leases_reclaim", soft_time_limit=120, time_limit=180)
 def leases_reclaim_task() -> int:
     """Return expired claims to the pool (claims also do this for their own project)."""
     return leases_reclaim()

@@ -10,7 +10,7 @@ from annotation.models import Project
 from evaluation import analytics
 
 
-@shared_task(name="evaluation.agreement_report", queue="default", soft_time_limit=20 * 60, time_limit=21 * 60)
+@shared_task(name="evaluation.agreement_report", soft_time_limit=20 * 60, time_limit=21 * 60)
 def agreement_report(project_id: int, level: str, version: str) -> str | None:
     """Compute and cache the report unless the project is gone or this version is already cached.
 

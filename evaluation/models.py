@@ -24,29 +24,35 @@ QUEUE_NAME = re.compile(r"^(default|gpu\.[a-z0-9][a-z0-9_-]*)$")
 # Case-sensitive, so HF_TOKEN (a variable name) is not mistaken for hf_... (a token).
 _KEY_PREFIXES = ("sk-", "sk_", "hf_", "AKIA", "ASIA", "ghp_", "gho_", "github_pat_", "xox", "AIza", "gsk_")
 
-BACKEND_OPTION_KEYS = frozenset(
-    {
-        "timeout_s",
-        "max_attempts",
-        "backoff_base_s",
-        "backoff_max_s",
-        "retry_after_max_s",
-        "structured_output",
-        "send_top_k",
-        "strict_schema",
-        "extra_body",
-        "model_path",
-        "device",
-        "dtype",
-        "n_ctx",
-        "n_threads",
-        "n_gpu_layers",
-        "batch_size",
-        "gpu_memory_utilization",
-        "max_model_len",
-        "seed",
-    }
-)
+# Options an endpoint may pass to its backend's constructor, per backend (each a keyword argument there).
+BACKEND_OPTIONS: dict[str, frozenset[str]] = {
+    "openai": frozenset(
+        {
+            "timeout_s",
+            "max_attempts",
+            "backoff_base_s",
+            "backoff_max_s",
+            "retry_after_max_s",
+            "structured_output",
+            "send_top_k",
+            "strict_schema",
+            "extra_body",
+            "extra_headers",
+        }
+    ),
+    "transformers": frozenset({"device", "dtype", "batch_size", "local_files_only", "trust_remote_code"}),
+    "llamacpp": frozenset({"n_ctx", "n_threads", "n_batch", "chat_format", "reuse_prompt_cache"}),
+    "vllm": frozenset(
+        {
+            "tensor_parallel_size",
+            "dtype",
+            "gpu_memory_utilization",
+            "max_model_len",
+            "seed",
+            "trust_remote_code",
+        }
+    ),
+}
 
 
 def looks_like_secret(value: str) -> bool:

@@ -180,7 +180,11 @@ else:
     (VAR_DIR / "celery-results").mkdir(parents=True, exist_ok=True)
 CELERY_TASK_DEFAULT_QUEUE = "default"
 # Tasks of the web side run on the default queue; model work is sent to gpu.<endpoint> queues per call.
-CELERY_TASK_ROUTES = {"datasets_app.*": {"queue": "default"}, "annotation.*": {"queue": "default"}}
+CELERY_TASK_ROUTES = {
+    "datasets_app.*": {"queue": "default"},
+    "annotation.*": {"queue": "default"},
+    "evaluation.agreement_report": {"queue": "default"},
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -15,7 +15,7 @@ from django.db import transaction
 from evaluation.domain.sampling import SamplingParams, SamplingParamsError
 from evaluation.inference.base import Backend
 from evaluation.inference.registry import create_backend
-from evaluation.models import BACKEND_OPTION_KEYS, QUEUE_NAME, ModelEndpoint, looks_like_secret
+from evaluation.models import BACKEND_OPTIONS, QUEUE_NAME, ModelEndpoint, looks_like_secret
 
 ENDPOINT_FIELDS = (
     "slug",
@@ -50,9 +50,13 @@ def _validate(endpoint: ModelEndpoint) -> None:
     if not isinstance(endpoint.backend_options, dict):
         errors.setdefault("backend_options", []).append("Backend options must be an object.")
     else:
-        unknown = sorted(set(endpoint.backend_options) - BACKEND_OPTION_KEYS)
+        allowed = BACKEND_OPTIONS.get(endpoint.backend, frozenset())
+        unknown = sorted(set(endpoint.backend_options) - allowed)
         if unknown:
-            errors.setdefault("backend_options", []).append(f"Unknown option(s): {', '.join(unknown)}.")
+            errors.setdefault("backend_options", []).append(
+                f"Unknown option(s) for the {endpoint.backend} backend: {', '.join(unknown)}; "
+                f"allowed: {', '.join(sorted(allowed))}."
+            )
         if _contains_secret(endpoint.backend_options):
             errors.setdefault("backend_options", []).append(
                 "Backend options must not contain credentials; name an environment variable in api_key_env."

@@ -47,6 +47,8 @@ def test_variable_names_are_accepted(value):
         ({"base_url": ""}, "base_url"),
         ({"sampling_defaults": {"temperature": -1}}, "sampling_defaults"),
         ({"backend_options": {"colour": "red"}}, "backend_options"),
+        # A llama.cpp option is not an option of the openai backend.
+        ({"backend_options": {"n_ctx": 2048}}, "backend_options"),
         ({"backend_options": {"extra_body": {"api_key": "abc"}}}, "backend_options"),
         ({"api_key_env": "lower_case"}, "api_key_env"),
     ],
