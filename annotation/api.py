@@ -9,6 +9,7 @@ from dataclasses import asdict
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
@@ -307,7 +308,10 @@ class ConceptPairsAddApi(APIView):
 class McqReportApi(APIView):
     permission_classes = [HasRole(PROJECT_MANAGER)]
 
-    @extend_schema(summary="Ambiguity flags, exclusions, accuracy and the answer-conflict matrix")
+    @extend_schema(
+        summary="Ambiguity flags, exclusions, accuracy and the answer-conflict matrix",
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request, project_id: int):
         project = _job_project(project_id, Project.Kind.MCQ_ANSWER)
         report = selectors.mcq_report(project=project)
@@ -331,7 +335,10 @@ class McqReportApi(APIView):
 class TranslationReportApi(APIView):
     permission_classes = [HasRole(PROJECT_MANAGER)]
 
-    @extend_schema(summary="Flags per language and register, reject rate per translator, rounds per unit")
+    @extend_schema(
+        summary="Flags per language and register, reject rate per translator, rounds per unit",
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request, project_id: int):
         project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
         return Response(asdict(selectors.translation_report(project=project, lang=_lang(request))))

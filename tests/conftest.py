@@ -9,7 +9,7 @@ import pytest
 
 # One llama.cpp server (over the SmolLM2 GGUF shipped on PyPI) for the whole session, for every test that
 # asks for it: the inference tests and the real-model run tests.
-pytest_plugins = ["tests.evaluation.inference.conftest"]
+pytest_plugins = ["tests.llamacpp_fixtures"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_DATA = (REPO_ROOT / ".." / "shared" / "reference-data").resolve()

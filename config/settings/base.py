@@ -153,6 +153,20 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several models have a "kind" or "status" field with different choices: name each enum after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "DatasetKindEnum": "datasets_app.models.Dataset.Kind",
+        "ExportKindEnum": "datasets_app.models.Export.Kind",
+        "ProjectKindEnum": "annotation.models.Project.Kind",
+        "TranslationUnitStatusEnum": "datasets_app.models.TranslationUnit.Status",
+        "QuestionStatusEnum": "datasets_app.models.Question.Status",
+        # Imports, exports and flag recomputations share one set of job states.
+        "JobStatusEnum": "datasets_app.models.DatasetImport.Status",
+        "ProjectStatusEnum": "annotation.models.Project.Status",
+        "AssignmentStatusEnum": "annotation.models.Assignment.Status",
+        "RunStatusEnum": "evaluation.models.RunStatus",
+        "RunChunkStatusEnum": "evaluation.models.RunChunk.Status",
+    },
 }
 
 # Celery: Redis when REDIS_URL is set, else kombu's filesystem transport, which

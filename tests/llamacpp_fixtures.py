@@ -10,12 +10,8 @@ Both are session-scoped: the model file is located and sha256-checked once, and 
   structured_output="json_object")``. Keep ``max_tokens`` small: SmolLM2 writes ~80 tokens/s here.
 - ``llamacpp_model_id``: the model id the server answers to (``LLAMACPP_MODEL_ID``).
 
-Tests in other folders reuse them by importing them into their own ``conftest.py``::
-
-    from tests.evaluation.inference.conftest import llamacpp_model_id, llamacpp_server, smollm2_gguf  # noqa: F401
-
-(each conftest that imports them gets its own session instance; to share one server across the whole suite,
-list this module in ``pytest_plugins`` of the top-level ``tests/conftest.py`` instead).
+They are registered for the whole suite by ``pytest_plugins`` in ``tests/conftest.py``, so every test can ask
+for them and one server serves the session.
 """
 
 from __future__ import annotations
