@@ -18,14 +18,20 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
-# around it are ordinary synchronous calls.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+@pytest.fixture(autouse=True)
+def _allow_orm_next_to_playwright(monkeypatch):
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make around it are
+    # ordinary synchronous calls. Set per browser test only: the variable must not leak into other tests
+    # (`check --deploy` rightly refuses it).
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 def pytest_collection_modifyitems(config, items):
     if not os.path.exists(CHROMIUM):
-        skip = pytest.mark.skip(reason="Debian's chromium is not installed (apt-get install chromium chromium-driver)")
+        skip = pytest.mark.skip(
+            reason="Debian's chromium is not installed (apt-get install chromium chromium-driver)"
+        )
         for item in items:
             item.add_marker(skip)
 
@@ -51,7 +57,9 @@ def page(browser, live_server):
 
 @pytest.fixture
 def phone_page(browser, live_server):
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844}, is_mobile=True)
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": 390, "height": 844}, is_mobile=True
+    )
     page = context.new_page()
     page.set_default_timeout(10_000)
     yield page
@@ -67,7 +75,7 @@ def login(make_user):
         page.goto("/accounts/login/")
         page.fill("#id_username", username)
         page.fill("#id_password", password)
-        page.click("form[action=\"/accounts/login/\"] button[type=submit]")
+        page.click('form[action="/accounts/login/"] button[type=submit]')
         page.wait_for_url("**/")
         return user
 

@@ -4,6 +4,7 @@ every URL parameter (projects of each kind, assignments, runs, an export with it
 from __future__ import annotations
 
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,3 +164,22 @@ def build_world(make_user, tmp_path: Path) -> World:
 @pytest.fixture
 def world(make_user, tmp_path) -> World:
     return build_world(make_user, tmp_path)
+
+
+@contextmanager
+def connection_kept_open():
+    """Requests here run inside the test's transaction. Django's test client stops the handler from
+    closing "old" connections while it runs a request; schemathesis calls the WSGI app directly and the
+    matrix closes responses itself, so they do the same here, or PostgreSQL's connection would be closed
+    in the middle of the test's transaction. (The test client reconnects the receiver after each of its
+    requests, so this wraps each call rather than the whole test.)"""
+    from django.core import signals
+    from django.db import close_old_connections
+
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)

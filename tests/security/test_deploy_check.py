@@ -18,7 +18,14 @@ def _check(tmp_path: Path, **overrides: str) -> subprocess.CompletedProcess:
         key: value
         for key, value in os.environ.items()
         if key
-        not in ("DJANGO_SETTINGS_MODULE", "SECRET_KEY", "DEBUG", "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS")
+        not in (
+            "DJANGO_SETTINGS_MODULE",
+            "SECRET_KEY",
+            "DEBUG",
+            "SECURE_SSL_REDIRECT",
+            "SECURE_HSTS_SECONDS",
+            "DJANGO_ALLOW_ASYNC_UNSAFE",
+        )
     }
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings.production",

@@ -22,7 +22,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from tests.security.conftest import ROLES, World
+from tests.security.conftest import ROLES, World, connection_kept_open
 
 pytestmark = pytest.mark.django_db
 
@@ -117,6 +117,9 @@ PAGES: dict[str, Row] = {
     # evaluation runs and analytics
     "evaluation:runs": Row("GET", DATA),
     "evaluation:endpoints": Row("GET", DATA),
+    "evaluation:endpoint-create": Row("GET", DATA),
+    "evaluation:endpoint-edit": Row("GET", DATA, lambda w: {"endpoint_id": w.endpoint.pk}),
+    "evaluation:run-start": Row("GET", DATA),
     "evaluation:run": Row("GET", DATA, lambda w: {"kind": "judge", "run_id": w.judge_run.pk}),
     "evaluation:run-cancel": Row(
         "POST", DATA, lambda w: {"kind": "generation", "run_id": w.generation_run.pk}
@@ -253,7 +256,8 @@ def _request(client, row: Row, url: str, data: dict[str, Any], *, as_json: bool)
             response = _send(client, row, url, data, as_json=as_json)
         finally:
             transaction.set_rollback(True)
-    response.close()
+    with connection_kept_open():
+        response.close()
     return response
 
 
