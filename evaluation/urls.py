@@ -6,6 +6,9 @@ app_name = "evaluation"
 urlpatterns = [
     path("", views.run_list, name="runs"),
     path("endpoints/", views.endpoint_list, name="endpoints"),
+    path("endpoints/new/", views.endpoint_create, name="endpoint-create"),
+    path("endpoints/<int:endpoint_id>/edit/", views.endpoint_edit, name="endpoint-edit"),
+    path("runs/new/", views.run_start, name="run-start"),
     path("runs/<str:kind>/<int:run_id>/", views.run_detail, name="run"),
     path("runs/<str:kind>/<int:run_id>/cancel", views.run_cancel, name="run-cancel"),
 ]

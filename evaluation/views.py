@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from config.permissions import role_required
 from config.roles import DATA_ROLES
 from evaluation import selectors, services
-from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun
+from evaluation.forms import RUN_FORMS, EndpointForm, add_service_errors
+from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun, ModelEndpoint
 
 RUN_MODELS = {"generation": GenerationRun, "judge": JudgeRun, "benchmark": BenchmarkRun}
 PAGE_SIZE = 50
@@ -26,6 +30,65 @@ def _run_or_404(kind: str, run_id: int):
 @role_required(*DATA_ROLES)
 def endpoint_list(request):
     return render(request, "evaluation/endpoints.html", {"endpoints": selectors.endpoint_list()})
+
+
+def _endpoint_form_page(request: HttpRequest, endpoint: ModelEndpoint | None) -> HttpResponse:
+    """Create (``endpoint`` None) or edit through the endpoint services; their errors land on the fields."""
+    form = EndpointForm(request.POST or None, endpoint=endpoint)
+    if request.method == "POST" and form.is_valid():
+        try:
+            if endpoint is None:
+                saved = services.endpoint_create(user=request.user, **form.service_fields())
+            else:
+                saved = services.endpoint_update(endpoint=endpoint, **form.service_fields())
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            messages.success(request, _("Endpoint %(slug)s saved.") % {"slug": saved.slug})
+            return redirect("evaluation:endpoints")
+    return render(request, "evaluation/endpoint_form.html", {"form": form, "endpoint": endpoint})
+
+
+@role_required(*DATA_ROLES)
+def endpoint_create(request: HttpRequest) -> HttpResponse:
+    return _endpoint_form_page(request, None)
+
+
+@role_required(*DATA_ROLES)
+def endpoint_edit(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+    return _endpoint_form_page(request, get_object_or_404(ModelEndpoint, pk=endpoint_id))
+
+
+RUN_STARTERS = {
+    "generation": services.generation_run_start,
+    "judge": services.judge_run_start,
+    "benchmark": services.benchmark_run_start,
+}
+
+
+@role_required(*DATA_ROLES)
+def run_start(request: HttpRequest) -> HttpResponse:
+    """One form per run kind on one page; a POST names its kind and starts that run through its service."""
+    posted = request.POST.get("kind") if request.method == "POST" else None
+    if posted is not None and posted not in RUN_FORMS:
+        raise Http404
+    forms = {
+        kind: form_class(request.POST if kind == posted else None, prefix=kind)
+        for kind, form_class in RUN_FORMS.items()
+    }
+    if posted is not None:
+        form = forms[posted]
+        if form.is_valid():
+            try:
+                run = RUN_STARTERS[posted](user=request.user, **form.service_kwargs())
+            except services.RunConfigError as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, _("Run started."))
+                return redirect("evaluation:run", kind=posted, run_id=run.pk)
+    selected = posted or request.GET.get("kind")
+    context = {"forms": forms, "selected": selected if selected in RUN_FORMS else "generation"}
+    return render(request, "evaluation/run_start.html", context)
 
 
 @role_required(*DATA_ROLES)

@@ -1,0 +1,365 @@
+"""Forms of the evaluation pages; they only shape input for ``evaluation.services``, which validate it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Project
+from datasets_app.models import Dataset
+from evaluation.models import BenchmarkRun, JudgeRun, JudgeTemplate, ModelEndpoint, looks_like_secret
+
+SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "seed")
+
+
+class KeyNameInput(forms.TextInput):
+    """A text input that never renders a pasted credential back into the page."""
+
+    def format_value(self, value: Any) -> str | None:
+        if value and looks_like_secret(str(value)):
+            return None
+        return super().format_value(value)
+
+
+def _sampling_fields(*, run: bool = False) -> dict[str, forms.Field]:
+    """Sampling parameters as fields; in a run form empty means the endpoint's default."""
+    fields = {
+        "temperature": forms.FloatField(
+            required=False, label=_("Temperature"), help_text=_("Empty: 0.6 (study default).")
+        ),
+        "top_p": forms.FloatField(
+            required=False, label=_("Top-p"), help_text=_("Empty: 0.95 (study default).")
+        ),
+        "top_k": forms.IntegerField(
+            required=False, label=_("Top-k"), help_text=_("Empty: 20 (study default).")
+        ),
+        "max_tokens": forms.IntegerField(required=False, label=_("Max tokens"), help_text=_("Empty: 1024.")),
+        "seed": forms.IntegerField(required=False, label=_("Seed"), help_text=_("Empty: no fixed seed.")),
+    }
+    if run:
+        for field in fields.values():
+            field.help_text = _("Empty: the endpoint's default.")
+    return fields
+
+
+def _filled(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: data[name] for name in names if data.get(name) not in (None, "")}
+
+
+def add_service_errors(form: forms.Form, exc: ValidationError) -> None:
+    """Put a service's ``ValidationError`` on the form's fields (others become non-field errors)."""
+    if not hasattr(exc, "error_dict"):
+        for message in exc.messages:
+            form.add_error(None, message)
+        return
+    for name, messages in exc.message_dict.items():
+        for message in messages:
+            field: str | None = name
+            if name == "sampling_defaults":
+                # SamplingParams errors start with the parameter's name ("top_p must be ...").
+                first = message.split(" ", 1)[0]
+                field = first if first in SAMPLING_FIELDS else None
+            form.add_error(field if field in form.fields else None, message)
+
+
+class EndpointForm(forms.Form):
+    """Create or edit a model endpoint; default sampling parameters are separate fields."""
+
+    slug = forms.SlugField(
+        max_length=100, help_text=_("Unique name; generated responses carry it as their model name.")
+    )
+    backend = forms.ChoiceField(choices=ModelEndpoint.Backend.choices, initial=ModelEndpoint.Backend.OPENAI)
+    base_url = forms.CharField(
+        max_length=500,
+        required=False,
+        label=_("Base URL"),
+        help_text=_("For OpenAI-compatible servers, e.g. http://localhost:8000/v1."),
+    )
+    model_id = forms.CharField(max_length=300, help_text=_("Model name at the server, or a local path."))
+    queue = forms.CharField(
+        max_length=120, initial="default", help_text=_("'default' or 'gpu.<name>' for a GPU worker.")
+    )
+    max_concurrency = forms.IntegerField(
+        min_value=1, max_value=1024, initial=8, help_text=_("Requests in flight per worker process.")
+    )
+    backend_options = forms.JSONField(
+        required=False,
+        initial=dict,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=_('A JSON object of backend settings, e.g. {"timeout_s": 60}. Never put keys here.'),
+    )
+    api_key_env = forms.CharField(
+        max_length=100,
+        required=False,
+        label=_("API key variable"),
+        widget=KeyNameInput,
+        help_text=_(
+            "The NAME of the environment variable that holds the key on the workers, e.g. OPENAI_API_KEY. "
+            "The key itself is never stored."
+        ),
+    )
+    is_active = forms.BooleanField(required=False, initial=True, label=_("Active"))
+
+    def __init__(self, *args: Any, endpoint: ModelEndpoint | None = None, **kwargs: Any) -> None:
+        self.endpoint = endpoint
+        if endpoint is not None:
+            initial = {
+                "slug": endpoint.slug,
+                "backend": endpoint.backend,
+                "base_url": endpoint.base_url,
+                "model_id": endpoint.model_id,
+                "queue": endpoint.queue,
+                "max_concurrency": endpoint.max_concurrency,
+                "backend_options": endpoint.backend_options,
+                "api_key_env": endpoint.api_key_env,
+                "is_active": endpoint.is_active,
+                **{name: (endpoint.sampling_defaults or {}).get(name) for name in SAMPLING_FIELDS},
+            }
+            kwargs["initial"] = {**initial, **kwargs.get("initial", {})}
+        super().__init__(*args, **kwargs)
+        # Sampling fields after the connection settings and before the backend options.
+        fields = dict(self.fields)
+        order = ["slug", "backend", "base_url", "model_id", "queue", "max_concurrency"]
+        sampling = _sampling_fields()
+        self.fields = {
+            **{name: fields[name] for name in order},
+            **sampling,
+            **{name: field for name, field in fields.items() if name not in order},
+        }
+        if endpoint is not None:
+            # Responses already generated carry the slug as their model name: it stays.
+            self.fields["slug"].disabled = True
+
+    def service_fields(self) -> dict[str, Any]:
+        """Keyword arguments for ``endpoint_create`` / ``endpoint_update``."""
+        data = self.cleaned_data
+        previous = dict(self.endpoint.sampling_defaults or {}) if self.endpoint else {}
+        sampling = {k: v for k, v in previous.items() if k not in SAMPLING_FIELDS}  # e.g. ``stop``
+        for name in SAMPLING_FIELDS:
+            if data.get(name) is not None:
+                sampling[name] = data[name]
+            elif name in previous and previous[name] is None:
+                sampling[name] = None  # an explicit "do not send", e.g. top_k for hosted APIs
+        fields = {
+            name: data[name]
+            for name in ("backend", "base_url", "model_id", "queue", "max_concurrency", "is_active")
+        }
+        fields["api_key_env"] = (data.get("api_key_env") or "").strip()
+        fields["backend_options"] = {} if data.get("backend_options") is None else data["backend_options"]
+        fields["sampling_defaults"] = sampling
+        if self.endpoint is None:
+            fields["slug"] = data["slug"]
+        return fields
+
+
+def _endpoints() -> Any:
+    return ModelEndpoint.objects.filter(is_active=True).order_by("slug")
+
+
+class _RunForm(forms.Form):
+    """Fields every run start shares; ``options()`` builds the service's options dict."""
+
+    name = forms.CharField(max_length=200, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields.update(_sampling_fields(run=True))
+
+    def sampling_options(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        options: dict[str, Any] = {}
+        sampling = _filled(data, ("temperature", "top_p", "top_k"))
+        if sampling:
+            options["sampling"] = sampling
+        options.update(_filled(data, ("seed", "max_tokens")))
+        return options
+
+
+class GenerationRunForm(_RunForm):
+    dataset = forms.ModelChoiceField(
+        queryset=Dataset.objects.filter(kind=Dataset.Kind.PROMPTS).order_by("name")
+    )
+    endpoints = forms.ModelMultipleChoiceField(
+        queryset=_endpoints(), widget=forms.CheckboxSelectMultiple, label=_("Models")
+    )
+    n_per_prompt = forms.IntegerField(
+        min_value=1, max_value=100, initial=1, label=_("Samples per prompt"), help_text=_("1 to 100.")
+    )
+    system_prompt = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    chunk_size = forms.IntegerField(required=False, help_text=_("Items per worker task. Empty: 16."))
+
+    field_order = ["name", "dataset", "endpoints", "n_per_prompt"]
+
+    def service_kwargs(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        options = self.sampling_options()
+        options.update(_filled(data, ("system_prompt", "chunk_size")))
+        return {
+            "dataset": data["dataset"],
+            "endpoints": list(data["endpoints"]),
+            "n_per_prompt": data["n_per_prompt"],
+            "options": options,
+            "name": data.get("name") or "",
+        }
+
+
+class JudgeRunForm(_RunForm):
+    judge_kind = forms.ChoiceField(choices=JudgeTemplate.Kind.choices, label=_("Judge kind"))
+    endpoint = forms.ModelChoiceField(queryset=_endpoints(), label=_("Judge model"))
+    dataset = forms.ModelChoiceField(
+        queryset=Dataset.objects.filter(kind=Dataset.Kind.PROMPTS).order_by("name"),
+        required=False,
+        help_text=_("Either a dataset (its responses) or an annotation project (its tasks)."),
+    )
+    annotation_project = forms.ModelChoiceField(
+        queryset=Project.objects.order_by("name"),
+        required=False,
+        help_text=_("Either a dataset (its responses) or an annotation project (its tasks)."),
+    )
+    order_mode = forms.ChoiceField(choices=JudgeRun.OrderMode.choices, initial=JudgeRun.OrderMode.BOTH)
+    language = forms.ChoiceField(
+        choices=JudgeTemplate.Language.choices,
+        initial=JudgeTemplate.Language.EN,
+        label=_("Template language"),
+    )
+    template = forms.ModelChoiceField(
+        queryset=JudgeTemplate.objects.order_by("name", "kind", "language", "-version"),
+        required=False,
+        help_text=_("Empty: the latest default template of the kind, in the language above."),
+    )
+    models = forms.CharField(
+        required=False,
+        max_length=2000,
+        label=_("Only these models"),
+        help_text=_("Dataset source: comma-separated model names. Empty: every model."),
+    )
+    per_turn = forms.BooleanField(
+        required=False, label=_("One verdict per turn"), help_text=_("Pairwise over a dataset.")
+    )
+    structured_output = forms.BooleanField(
+        required=False, initial=True, help_text=_("Ask for JSON with the template's schema.")
+    )
+    on_one_error = forms.ChoiceField(
+        choices=[("use_other", _("Use the other order")), ("error", _("Count as an error"))],
+        initial="use_other",
+        label=_("When one order cannot be parsed"),
+    )
+    chunk_size = forms.IntegerField(required=False, help_text=_("Items per worker task. Empty: 16."))
+
+    field_order = [
+        "name",
+        "judge_kind",
+        "endpoint",
+        "dataset",
+        "annotation_project",
+        "order_mode",
+        "language",
+    ]
+
+    def service_kwargs(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        options = self.sampling_options()
+        options["language"] = data["language"]
+        options["structured_output"] = data["structured_output"]
+        options["per_turn"] = data["per_turn"]
+        options["on_one_error"] = data["on_one_error"]
+        models = [m.strip() for m in (data.get("models") or "").split(",") if m.strip()]
+        if models:
+            options["models"] = models
+        options.update(_filled(data, ("chunk_size",)))
+        return {
+            "judge_kind": data["judge_kind"],
+            "endpoint": data["endpoint"],
+            "dataset": data.get("dataset"),
+            "annotation_project": data.get("annotation_project"),
+            "template": data.get("template"),
+            "order_mode": data["order_mode"],
+            "options": options,
+            "name": data.get("name") or "",
+        }
+
+
+class BenchmarkRunForm(_RunForm):
+    task = forms.ChoiceField(choices=BenchmarkRun.Task.choices)
+    endpoint = forms.ModelChoiceField(queryset=_endpoints(), label=_("Model"))
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
+    scoring = forms.ChoiceField(
+        choices=[
+            ("", _("Task default")),
+            ("extract", _("Multiple choice: extract the answer letter")),
+            ("logprob", _("Multiple choice: option log-probabilities")),
+            ("chrf", _("Translation: chrF++")),
+            ("substring", _("Open QA: reference substring")),
+            ("judge", _("Open QA: factual judge (1-5)")),
+        ],
+        required=False,
+        help_text=_("Defaults: extract, chrF++, substring."),
+    )
+    judge_endpoint = forms.ModelChoiceField(
+        queryset=_endpoints(), required=False, help_text=_("Open QA scored by a judge.")
+    )
+    judge_language = forms.ChoiceField(choices=JudgeTemplate.Language.choices, initial="en")
+    prompt_language = forms.ChoiceField(
+        choices=[("id", _("Indonesian")), ("en", _("English"))],
+        initial="id",
+        help_text=_("Language of the multiple-choice prompt variants."),
+    )
+    variant = forms.CharField(
+        required=False,
+        max_length=40,
+        help_text=_("One prompt variant id. Empty: a seeded choice per question."),
+    )
+    k_shot = forms.IntegerField(
+        required=False, min_value=0, max_value=32, initial=0, label=_("Examples (k-shot)")
+    )
+    shot_split = forms.CharField(
+        required=False, max_length=40, help_text=_("Questions whose split is this serve as examples.")
+    )
+    shot_dataset = forms.ModelChoiceField(
+        queryset=Dataset.objects.filter(kind=Dataset.Kind.QUESTIONS).order_by("name"),
+        required=False,
+        help_text=_("Where the examples come from. Empty: the same dataset."),
+    )
+    eval_split = forms.CharField(
+        required=False, max_length=40, help_text=_("Only questions of this split are scored. Empty: all.")
+    )
+    chunk_size = forms.IntegerField(required=False, help_text=_("Items per worker task. Empty: 16."))
+
+    field_order = ["name", "task", "endpoint", "dataset", "scoring", "judge_endpoint", "judge_language"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["max_tokens"].help_text = _("Empty: 32 for multiple choice, 512 otherwise.")
+
+    def service_kwargs(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        options = self.sampling_options()
+        options.update(
+            _filled(
+                data,
+                ("scoring", "variant", "k_shot", "shot_split", "eval_split", "chunk_size"),
+            )
+        )
+        options["prompt_language"] = data["prompt_language"]
+        if data.get("judge_endpoint"):
+            options["judge_language"] = data["judge_language"]
+        if data.get("shot_dataset"):
+            options["shot_dataset_id"] = data["shot_dataset"].pk
+        return {
+            "task": data["task"],
+            "endpoint": data["endpoint"],
+            "dataset": data["dataset"],
+            "judge_endpoint": data.get("judge_endpoint"),
+            "options": options,
+            "name": data.get("name") or "",
+        }
+
+
+RUN_FORMS: dict[str, type[_RunForm]] = {
+    "generation": GenerationRunForm,
+    "judge": JudgeRunForm,
+    "benchmark": BenchmarkRunForm,
+}
