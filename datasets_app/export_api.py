@@ -39,7 +39,12 @@ from datasets_app.models import Export
 
 class ExportInputSerializer(serializers.Serializer):
     project = serializers.IntegerField()
-    format = serializers.ChoiceField(choices=KINDS, default="hf")
+    format = serializers.ChoiceField(
+        choices=KINDS,
+        required=False,
+        allow_null=True,
+        help_text="Default: the project's first format (hf; parallel-corpus; question-set).",
+    )
     strategy = serializers.ChoiceField(choices=STRATEGIES, required=False, allow_null=True)
     weights = serializers.DictField(child=serializers.FloatField(), required=False, allow_null=True)
     ordering = serializers.ChoiceField(choices=ORDERINGS, default="weighted")
@@ -56,6 +61,12 @@ class ExportInputSerializer(serializers.Serializer):
     pretty_name = serializers.CharField(default="", allow_blank=True)
     push_to_hub = serializers.CharField(default="", allow_blank=True, help_text="owner/name")
     private = serializers.BooleanField(default=True)
+    max_ambiguous = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        help_text="Question sets: most ambiguous flags a kept question may have (default: the project's).",
+    )
 
     def validate_weights(self, value: dict[str, float] | None) -> dict[str, float] | None:
         if value is not None:
@@ -74,7 +85,7 @@ class ExportInputSerializer(serializers.Serializer):
     def options(self) -> ExportOptions:
         data = self.validated_data
         return ExportOptions(
-            kind=data["format"],
+            kind=data.get("format") or "",
             strategy=data.get("strategy"),
             weights=data.get("weights"),
             ordering=data["ordering"],
@@ -89,6 +100,7 @@ class ExportInputSerializer(serializers.Serializer):
             seed=data.get("seed"),
             license=data["license"],
             pretty_name=data["pretty_name"],
+            max_ambiguous=data.get("max_ambiguous"),
         )
 
 

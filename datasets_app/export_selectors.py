@@ -1,4 +1,5 @@
-"""Reads for exports: a rating project's prompts, responses and answers as long-format DataFrames.
+"""Reads for exports: a rating project's prompts, responses and answers as long-format DataFrames; the
+final parallel corpus of a translation project and the final question set of a question project.
 
 The frames the pair builder reads (items, responses, ratings, picks, votes) come from one ORM-built query
 per table, streamed in chunks of ``chunk_rows`` from the driver (a server-side cursor on PostgreSQL, the
@@ -9,7 +10,8 @@ primary-key pages (``keyset_pages``).
 
 Only the current answer counts: annotations of the assignment's current round, of submitted, non-gold
 assignments. In the frames the pair builder reads, annotators are user ids (never written out); raw rows
-name them by ``annotator_pseudonym`` only.
+name them by ``annotator_pseudonym`` only, and so do the corpus and question-set rows their translators and
+question creators (``person_pseudonym``).
 """
 
 from __future__ import annotations
@@ -25,15 +27,18 @@ import pandas as pd
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
 from django.db import connections
-from django.db.models import Count, F, QuerySet
+from django.db.models import Count, F, Q, QuerySet, Sum
 
 from annotation.domain import rubrics as default_rubrics
 from annotation.domain.submission import ALL_BAD
-from annotation.models import Annotation, Assignment, Project, Rubric, Task
-from datasets_app.models import Export, Prompt, Response
+from annotation.models import Annotation, Assignment, Project, Rubric, Task, TranslationRound
+from datasets_app.models import Export, Prompt, Question, Response, TranslationUnit
 
 CHUNK_ROWS = 50_000
 RATING_KINDS = (Project.Kind.LIKERT, Project.Kind.BEST_OF_N, Project.Kind.PAIRWISE)
+TRANSLATION_KINDS = (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
+QUESTION_KINDS = (Project.Kind.QUESTION_AUTHORING, Project.Kind.MCQ_ANSWER)
+EXPORTABLE_KINDS = (*RATING_KINDS, *TRANSLATION_KINDS, *QUESTION_KINDS)
 # Criterion names the annotation service stores for what is not a 1-5 rating.
 PICK_CRITERION = "best"
 VOTE_CRITERION = "vote"
@@ -82,6 +87,18 @@ def annotator_pseudonym(*, project: Project, user_id: int) -> str:
     """
     key = f"{settings.SECRET_KEY}:export-pseudonym:{project.pk}:{project.seed}".encode()
     digest = hmac.new(key, str(user_id).encode(), hashlib.sha256).hexdigest()
+    return f"ann-{digest[:12]}"
+
+
+def person_pseudonym(*, project: Project, user_id: int | None = None, name: str = "") -> str | None:
+    """``annotator_pseudonym`` for a user; for a person known only by an imported name, the same keyed
+    hash of ``name:<name>`` (never all digits, so it cannot meet a user id's); ``None`` for nobody."""
+    if user_id is not None:
+        return annotator_pseudonym(project=project, user_id=user_id)
+    if not name:
+        return None
+    key = f"{settings.SECRET_KEY}:export-pseudonym:{project.pk}:{project.seed}".encode()
+    digest = hmac.new(key, f"name:{name}".encode(), hashlib.sha256).hexdigest()
     return f"ann-{digest[:12]}"
 
 
@@ -557,9 +574,9 @@ def project_facets(project: Project) -> dict[str, list[tuple[str, int]]]:
 
 
 def export_projects() -> QuerySet[Project]:
-    """Rating projects, newest first: the ones an export can read."""
+    """Projects an export can read (rating, translation and question projects), newest first."""
     return (
-        Project.objects.filter(kind__in=RATING_KINDS)
+        Project.objects.filter(kind__in=EXPORTABLE_KINDS)
         .select_related("dataset")
         .annotate(n_exports=Count("exports"))
         .order_by("-created_at", "-id")
@@ -569,3 +586,262 @@ def export_projects() -> QuerySet[Project]:
 def export_list(*, project: Project | None = None) -> QuerySet[Export]:
     exports = Export.objects.select_related("project")
     return exports.filter(project=project) if project is not None else exports
+
+
+# --- the parallel corpus of a translation project ---------------------------------------------------------
+
+PARALLEL_CORPUS_COLUMNS = (
+    "id",
+    "source",
+    "target",
+    "source_language",
+    "target_language",
+    "register",
+    "translator",
+    "n_rounds",
+    "fixed_by_reviewer",
+    "flags",
+)
+
+
+def corpus_units(project: Project) -> QuerySet[TranslationUnit]:
+    """The accepted translation units of the project's tasks: the final corpus."""
+    return TranslationUnit.objects.filter(
+        pk__in=Task.objects.filter(project_id=project.pk, translation_unit__isnull=False).values(
+            "translation_unit_id"
+        ),
+        status=TranslationUnit.Status.ACCEPTED,
+    )
+
+
+def parallel_corpus_counts(project: Project) -> list[tuple[str, str, str, int]]:
+    """``(source_language, target_language, register, units)`` of the final corpus, sorted."""
+    rows = (
+        corpus_units(project)
+        .order_by()
+        .values_list("source_language", "target_language", "register")
+        .annotate(n=Count("id"))
+    )
+    return sorted((s, t, r, n) for s, t, r, n in rows)
+
+
+def parallel_corpus_chunks(project: Project, *, chunk_rows: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
+    """The final corpus in unit order, one DataFrame (``PARALLEL_CORPUS_COLUMNS``) per page.
+
+    ``translator`` is ``person_pseudonym`` (the user who translated it, else the imported name);
+    ``n_rounds`` counts the unit's review rounds (0 for a unit imported as accepted); ``fixed_by_reviewer``
+    says whether the final text is a reviewer's correction; ``flags`` lists the codes of the automatic
+    flags still on the final text.
+    """
+    fields = (
+        "external_id",
+        "source_text",
+        "translation_text",
+        "source_language",
+        "target_language",
+        "register",
+        "translator_id",
+        "translator_name",
+        "flags",
+    )
+    pseudonyms: dict[tuple[int | None, str], str | None] = {}
+    for rows in keyset_pages(corpus_units(project), fields, chunk_rows=chunk_rows):
+        ids = [row[0] for row in rows]
+        rounds = {
+            unit_id: (n, fixes)
+            for unit_id, n, fixes in TranslationRound.objects.filter(unit_id__in=ids)
+            .order_by()
+            .values_list("unit_id")
+            .annotate(n=Count("id"), fixes=Count("id", filter=Q(verdict=TranslationRound.Verdict.FIX)))
+        }
+        out = []
+        for pk, external_id, source, target, source_lang, target_lang, register, user_id, name, flags in rows:
+            who = (user_id, "" if user_id is not None else name)
+            if who not in pseudonyms:
+                pseudonyms[who] = person_pseudonym(project=project, user_id=who[0], name=who[1])
+            n_rounds, fixes = rounds.get(pk, (0, 0))
+            out.append(
+                (
+                    external_id,
+                    source,
+                    target,
+                    source_lang,
+                    target_lang,
+                    register,
+                    pseudonyms[who],
+                    n_rounds,
+                    fixes > 0,
+                    [str(f.get("code", "")) for f in flags or [] if isinstance(f, dict)],
+                )
+            )
+        yield pd.DataFrame.from_records(out, columns=list(PARALLEL_CORPUS_COLUMNS))
+
+
+def parallel_corpus_frame(project: Project) -> pd.DataFrame:
+    """The whole final corpus in one DataFrame (for small projects and pages; exports stream the chunks)."""
+    parts = list(parallel_corpus_chunks(project))
+    if not parts:
+        return pd.DataFrame({name: pd.Series(dtype=object) for name in PARALLEL_CORPUS_COLUMNS})
+    return pd.concat(parts, ignore_index=True)
+
+
+# --- the question set of a question project -----------------------------------------------------------
+
+QUESTION_SET_COLUMNS = (
+    "id",
+    "concept",
+    "category",
+    "language",
+    "question",
+    "choice_a",
+    "choice_b",
+    "choice_c",
+    "choice_d",
+    "choice_e",
+    "answer",
+    "distractor",
+    "creator",
+    "origin",
+    "n_answers",
+    "accuracy",
+    "n_ambiguous",
+)
+CHOICE_KEYS = ("A", "B", "C", "D", "E")
+
+
+def project_questions(project: Project) -> QuerySet[Question]:
+    """The questions of the project's tasks: written in an authoring project, answered in an answering one."""
+    return Question.objects.filter(
+        pk__in=Task.objects.filter(project_id=project.pk, question__isnull=False).values("question_id")
+    )
+
+
+def question_answers(project: Project) -> QuerySet[Annotation]:
+    """Current answer rows counted for the project's questions: the answering project's own answers, or for
+    an authoring project those of every answering project over its dataset."""
+    rows = Annotation.objects.filter(
+        assignment__status=Assignment.Status.SUBMITTED,
+        assignment__is_gold=False,
+        assignment__project__kind=Project.Kind.MCQ_ANSWER,
+        round=F("assignment__round"),
+    )
+    if project.kind == Project.Kind.MCQ_ANSWER:
+        return rows.filter(assignment__project_id=project.pk)
+    return rows.filter(assignment__project__dataset_id=project.dataset_id)
+
+
+def over_ambiguous(project: Project, max_ambiguous: int) -> QuerySet[Annotation]:
+    """Ids (a subquery) of the questions flagged ambiguous in more than ``max_ambiguous`` answers."""
+    return (
+        question_answers(project)
+        .filter(criterion="ambiguous", value_int=1)
+        .order_by()
+        .values("assignment__task__question_id")
+        .annotate(n=Count("id"))
+        .filter(n__gt=max_ambiguous)
+        .values("assignment__task__question_id")
+    )
+
+
+def question_set_questions(project: Project, *, max_ambiguous: int) -> QuerySet[Question]:
+    """The final question set: accepted (never excluded) questions within the ambiguity limit."""
+    return (
+        project_questions(project)
+        .filter(status=Question.Status.ACCEPTED)
+        .exclude(pk__in=over_ambiguous(project, max_ambiguous))
+    )
+
+
+def question_set_counts(project: Project, *, max_ambiguous: int) -> dict[str, Any]:
+    """Questions kept per category and language, and how many were left out and why."""
+    kept = question_set_questions(project, max_ambiguous=max_ambiguous)
+    statuses = dict(project_questions(project).order_by().values_list("status").annotate(n=Count("id")))
+    n_kept = kept.count()
+    return {
+        "rows": n_kept,
+        "categories": dict(kept.order_by("category").values_list("category").annotate(n=Count("id"))),
+        "languages": dict(kept.order_by("language").values_list("language").annotate(n=Count("id"))),
+        "questions": sum(statuses.values()),
+        "not_accepted": {s: n for s, n in sorted(statuses.items()) if s != Question.Status.ACCEPTED},
+        "over_ambiguous": statuses.get(Question.Status.ACCEPTED, 0) - n_kept,
+    }
+
+
+def question_set_chunks(
+    project: Project, *, max_ambiguous: int, chunk_rows: int = CHUNK_ROWS
+) -> Iterator[pd.DataFrame]:
+    """The final question set in question order, one DataFrame (``QUESTION_SET_COLUMNS``) per page.
+
+    ``creator`` is ``person_pseudonym``; ``n_answers`` counts the answers (``question_answers``),
+    ``accuracy`` is the share of scored answers that chose the key (missing without one), ``n_ambiguous``
+    the answers that flagged the question.
+    """
+    fields = (
+        "external_id",
+        "concept",
+        "category",
+        "language",
+        "text",
+        "choices",
+        "answer_key",
+        "distractor",
+        "creator_id",
+        "creator_name",
+        "origin",
+    )
+    pseudonyms: dict[tuple[int | None, str], str | None] = {}
+    questions = question_set_questions(project, max_ambiguous=max_ambiguous)
+    for rows in keyset_pages(questions, fields, chunk_rows=chunk_rows):
+        ids = [row[0] for row in rows]
+        is_choice = Q(criterion="choice")
+        stats = {
+            qid: (answers, scored, correct or 0, flagged)
+            for qid, answers, scored, correct, flagged in question_answers(project)
+            .filter(assignment__task__question_id__in=ids)
+            .order_by()
+            .values_list("assignment__task__question_id")
+            .annotate(
+                answers=Count("id", filter=is_choice),
+                scored=Count("value_int", filter=is_choice),
+                correct=Sum("value_int", filter=is_choice),
+                flagged=Count("id", filter=Q(criterion="ambiguous", value_int=1)),
+            )
+        }
+        out = []
+        for (
+            pk,
+            external_id,
+            concept,
+            category,
+            language,
+            text,
+            choices,
+            key,
+            distractor,
+            uid,
+            name,
+            origin,
+        ) in rows:
+            who = (uid, "" if uid is not None else name)
+            if who not in pseudonyms:
+                pseudonyms[who] = person_pseudonym(project=project, user_id=who[0], name=who[1])
+            answers, scored, correct, flagged = stats.get(pk, (0, 0, 0, 0))
+            choices = choices or {}
+            out.append(
+                (
+                    external_id,
+                    concept,
+                    category,
+                    language,
+                    text,
+                    *(choices.get(label) for label in CHOICE_KEYS),
+                    key,
+                    distractor,
+                    pseudonyms[who],
+                    origin,
+                    answers,
+                    correct / scored if scored else None,
+                    flagged,
+                )
+            )
+        yield pd.DataFrame.from_records(out, columns=list(QUESTION_SET_COLUMNS))

@@ -2,7 +2,9 @@
 
 ``export_new`` renders the options form; its "Preview counts" button posts the same form to
 ``export_preview`` (htmx swaps in the ``preview`` fragment) which builds the pairs without writing. The
-export itself runs in a worker; ``export_detail`` polls its ``progress`` fragment until it finishes.
+export itself runs in a worker; ``export_detail`` polls its ``progress`` fragment until it finishes. A
+translation project offers its parallel corpus and a question project its question set: the form then
+shows only what applies to them.
 """
 
 from __future__ import annotations
@@ -22,12 +24,16 @@ from config.roles import DATA_ROLES
 from datasets_app import export_selectors
 from datasets_app.domain.preference_pairs import ORDERINGS, STRATEGIES
 from datasets_app.exports import (
+    CORPUS_KINDS,
     DEFAULT_STRATEGY,
+    PAIR_ONLY_DEFAULTS,
+    QUESTION_SET,
     ExportInvalid,
     ExportOptions,
     export_create,
     export_download_name,
     export_preview,
+    kinds_for,
     parse_weights,
 )
 from datasets_app.models import Export
@@ -67,9 +73,28 @@ class ExportForm(forms.Form):
         help_text=_("Repository id (owner/name); the server's HF_TOKEN is used."),
     )
     private = forms.BooleanField(label=_("Private repository"), required=False, initial=True)
+    max_ambiguous = forms.IntegerField(
+        label=_("Most ambiguous flags kept"),
+        min_value=0,
+        required=False,
+        help_text=_("A question flagged ambiguous by more answers is left out. Empty: the project's limit."),
+    )
+
+    # Fields that shape preference pairs: a corpus export has none of them.
+    PAIR_FIELDS = (*(n for n in PAIR_ONLY_DEFAULTS if n != "turn"), "ordering", "test_size", "seed")
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        kinds = kinds_for(project)
+        labels = dict(Export.Kind.choices)
+        self.fields["kind"].choices = [(k, labels[k]) for k in kinds]
+        self.fields["kind"].initial = kinds[0] if kinds else None
+        if QUESTION_SET not in kinds:
+            del self.fields["max_ambiguous"]
+        if set(kinds) & set(CORPUS_KINDS):
+            for name in self.PAIR_FIELDS:
+                del self.fields[name]
+            return
         facets = export_selectors.project_facets(project)
         for name, column in (
             ("categories", "category"),
@@ -83,6 +108,10 @@ class ExportForm(forms.Form):
         self.fields["seed"].help_text = _("Empty: the project's seed.")
         self.fields["license"].help_text = _("Empty: the dataset's licence.")
 
+    @property
+    def is_corpus(self) -> bool:
+        return "strategy" not in self.fields
+
     def clean_weights(self) -> dict[str, float] | None:
         try:
             return parse_weights(self.cleaned_data.get("weights"))
@@ -91,6 +120,13 @@ class ExportForm(forms.Form):
 
     def options(self) -> ExportOptions:
         data = self.cleaned_data
+        if self.is_corpus:
+            return ExportOptions(
+                kind=data["kind"],
+                license=data["license"],
+                pretty_name=data["pretty_name"],
+                max_ambiguous=data.get("max_ambiguous"),
+            )
         return ExportOptions(
             kind=data["kind"],
             strategy=data["strategy"] or None,
@@ -125,16 +161,16 @@ def export_list(request: HttpRequest) -> HttpResponse:
     return render(request, "datasets/exports/list.html", context)
 
 
-def _rating_project(project_id: int) -> Project:
+def _export_project(project_id: int) -> Project:
     project = get_object_or_404(Project.objects.select_related("dataset"), pk=project_id)
-    if project.kind not in DEFAULT_STRATEGY:
-        raise Http404("not a rating project")
+    if not kinds_for(project):
+        raise Http404("this project has nothing to export")
     return project
 
 
 @role_required(*DATA_ROLES)
 def export_new(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _rating_project(project_id)
+    project = _export_project(project_id)
     if request.method == "POST":
         form = ExportForm(request.POST, project=project)
         if form.is_valid():
@@ -155,7 +191,7 @@ def export_new(request: HttpRequest, project_id: int) -> HttpResponse:
     context = {
         "project": project,
         "form": form,
-        "default_strategy": DEFAULT_STRATEGY[project.kind],
+        "default_strategy": DEFAULT_STRATEGY.get(project.kind, ""),
         "exports": export_selectors.export_list(project=project)[:20],
     }
     return render(request, "datasets/exports/new.html", context)
@@ -165,7 +201,7 @@ def export_new(request: HttpRequest, project_id: int) -> HttpResponse:
 @role_required(*DATA_ROLES)
 def export_preview_view(request: HttpRequest, project_id: int) -> HttpResponse:
     """Counts of the export the form describes, without writing (the ``preview`` fragment)."""
-    project = _rating_project(project_id)
+    project = _export_project(project_id)
     form = ExportForm(request.POST, project=project)
     preview = None
     error = ""

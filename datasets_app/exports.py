@@ -1,10 +1,13 @@
-"""Exports of rating projects: preference datasets (Hugging Face, TRL) and raw annotations (DESIGN.md §7).
+"""Exports: preference datasets (Hugging Face, TRL) and raw annotations of rating projects (DESIGN.md §7);
+the final parallel corpus of a translation project and the final question set of a question project.
 
 ``export_create`` validates the options and records an ``Export`` row (queued, run by the
 ``datasets_app.export_run`` task after commit, or at once by the command); ``export_run`` reads the
 project from the database in pages (``export_selectors``), builds pairs with the pure builder, splits,
 renders the card, streams the files, zips them and pushes to the Hub when asked. ``export_preview``
-does the reading and pair building only, for the counts a researcher sees before exporting.
+does the reading and pair building only, for the counts a researcher sees before exporting. A corpus
+export (``parallel-corpus``, ``question-set``) streams its rows page by page from ``export_selectors``
+into a one-split Hugging Face folder whose card is written from the rows that went out.
 
 The options stored on the row are complete (defaults resolved), so an export can be run again from its
 row alone and gives the same rows for the same annotations.
@@ -24,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -38,6 +42,7 @@ from datasets_app.domain.dataset_card import (
     counts_by,
     render_dataset_card,
     render_yaml,
+    size_category,
 )
 from datasets_app.domain.preference_pairs import (
     ORDERINGS,
@@ -61,7 +66,22 @@ logger = logging.getLogger(__name__)
 
 PAIR_KINDS = ("hf", "trl-strings", "trl-messages")
 RAW_FORMATS = {"raw-parquet": "parquet", "raw-csv": "csv", "raw-jsonl": "jsonl"}
-KINDS = (*PAIR_KINDS, *RAW_FORMATS)
+PARALLEL_CORPUS = "parallel-corpus"
+QUESTION_SET = "question-set"
+CORPUS_KINDS = (PARALLEL_CORPUS, QUESTION_SET)
+KINDS = (*PAIR_KINDS, *RAW_FORMATS, *CORPUS_KINDS)
+# Options that shape preference pairs, with the value that means "not used" (refused on corpus exports).
+PAIR_ONLY_DEFAULTS = {
+    "strategy": None,
+    "weights": None,
+    "min_margin": 0.0,
+    "min_annotators": 1,
+    "min_agreement": None,
+    "categories": None,
+    "languages": None,
+    "registers": None,
+    "turn": None,
+}
 DEFAULT_STRATEGY = {
     Project.Kind.LIKERT: "scores",
     Project.Kind.BEST_OF_N: "best_vs_rest",
@@ -110,10 +130,16 @@ class ExportOptions:
     pretty_name: str = ""
     bootstrap_draws: int = BOOTSTRAP_DRAWS
     zip: bool = True
+    # Question sets: a question flagged ambiguous by more answers than this is left out.
+    max_ambiguous: int | None = None
 
     @property
     def is_raw(self) -> bool:
         return self.kind in RAW_FORMATS
+
+    @property
+    def is_corpus(self) -> bool:
+        return self.kind in CORPUS_KINDS
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -144,6 +170,10 @@ class ExportOptions:
         )
 
     def filters(self) -> dict[str, Any]:
+        if self.kind == QUESTION_SET:
+            return {"max_ambiguous": self.max_ambiguous}
+        if self.is_corpus:
+            return {}
         data = self.as_dict()
         keys = ("min_annotators", "min_agreement", "categories", "languages", "registers", "turn")
         return {k: data[k] for k in keys}
@@ -189,16 +219,40 @@ def parse_list(spec: str | Collection[str] | None) -> list[str] | None:
     return values or None
 
 
+def kinds_for(project: Project) -> tuple[str, ...]:
+    """The export formats a project offers, its default first: pairs and raw annotations of a rating
+    project, the parallel corpus of a translation project, the question set of a question project."""
+    if project.kind in DEFAULT_STRATEGY:
+        return (*PAIR_KINDS, *RAW_FORMATS)
+    if project.kind in selectors.TRANSLATION_KINDS:
+        return (PARALLEL_CORPUS,)
+    if project.kind in selectors.QUESTION_KINDS:
+        return (QUESTION_SET,)
+    return ()
+
+
 def options_resolve(*, project: Project, options: ExportOptions) -> ExportOptions:
-    """Check ``options`` against the project and fill in its defaults; raises ``ExportInvalid``."""
+    """Check ``options`` against the project and fill in its defaults; raises ``ExportInvalid``.
+
+    An empty ``kind`` means the project's default format (``kinds_for``).
+    """
     errors: dict[str, str] = {}
-    if project.kind not in DEFAULT_STRATEGY:
-        raise ExportInvalid(
-            {"project": f"a {project.kind} project holds no ratings; only rating projects export here"}
-        )
-    if options.kind not in KINDS:
-        errors["format"] = f"unknown format {options.kind!r}; expected one of {', '.join(KINDS)}"
+    allowed_kinds = kinds_for(project)
+    if not allowed_kinds:
+        raise ExportInvalid({"project": f"a {project.kind} project has nothing to export"})
+    kind = options.kind or allowed_kinds[0]
+    if kind not in KINDS:
+        errors["format"] = f"unknown format {kind!r}; expected one of {', '.join(KINDS)}"
         raise ExportInvalid(errors)
+    if kind not in allowed_kinds:
+        raise ExportInvalid(
+            {"format": f"a {project.kind} project exports as {' or '.join(allowed_kinds)}, not {kind}"}
+        )
+    options = replace(options, kind=kind)
+    if options.is_corpus:
+        return _corpus_options_resolve(project=project, options=options)
+    if options.max_ambiguous is not None:
+        errors["max_ambiguous"] = "applies to question sets only"
     seed = project.seed if options.seed is None else options.seed
     if seed < 0:
         errors["seed"] = "must be a non-negative integer"
@@ -256,6 +310,41 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
     if errors:
         raise ExportInvalid(errors)
     return resolved
+
+
+def _corpus_options_resolve(*, project: Project, options: ExportOptions) -> ExportOptions:
+    """A corpus export takes the whole final corpus as one train split: pair options and filters are
+    refused rather than silently ignored, so the stored options say exactly what was done."""
+    errors: dict[str, str] = {}
+    for name, unused in PAIR_ONLY_DEFAULTS.items():
+        value = getattr(options, name)
+        if isinstance(value, (list, tuple, set, frozenset)) and not value:
+            value = None
+        if value != unused:
+            errors[name] = "applies to preference exports of rating projects only"
+    if options.test_size:
+        errors["split"] = "a corpus export is one train split; leave the test share at 0"
+    max_ambiguous = options.max_ambiguous
+    if options.kind == QUESTION_SET:
+        max_ambiguous = project.max_ambiguous if max_ambiguous is None else max_ambiguous
+        if max_ambiguous < 0:
+            errors["max_ambiguous"] = "must be a non-negative integer"
+    elif max_ambiguous is not None:
+        errors["max_ambiguous"] = "applies to question sets only"
+    seed = project.seed if options.seed is None else options.seed
+    if seed < 0:
+        errors["seed"] = "must be a non-negative integer"
+    if errors:
+        raise ExportInvalid(errors)
+    return replace(
+        options,
+        **PAIR_ONLY_DEFAULTS,
+        test_size=0.0,
+        seed=seed,
+        license=options.license.strip() or project.dataset.license.strip().lower() or DEFAULT_LICENSE,
+        pretty_name=options.pretty_name.strip() or f"{project.name} (Timbang export)",
+        max_ambiguous=max_ambiguous,
+    )
 
 
 def _strategies_for(project: Project) -> list[str]:
@@ -405,6 +494,8 @@ def _alpha_json(alpha: Mapping[str, AlphaFigure]) -> dict[str, dict[str, Any]]:
 def export_preview(*, project: Project, options: ExportOptions) -> dict[str, Any]:
     """The counts an export with these options would give, without writing anything."""
     options = options_resolve(project=project, options=options)
+    if options.is_corpus:
+        return corpus_counts(project=project, options=options)
     if options.is_raw:
         return {"format": options.kind, "rows": selectors.annotation_count(project)}
     data = project_data_read(project=project, options=options)
@@ -514,7 +605,11 @@ def _export_write(export: Export) -> None:
     def step(percent: int, stage: str) -> None:
         _progress(export, percent, stage)
 
-    if options.is_raw:
+    if options.kind == PARALLEL_CORPUS:
+        counts = _write_parallel_corpus(project=project, options=options, folder=folder, step=step)
+    elif options.kind == QUESTION_SET:
+        counts = _write_question_set(project=project, options=options, folder=folder, step=step)
+    elif options.is_raw:
         counts = _write_raw(project=project, options=options, folder=folder, step=step)
     else:
         counts = _write_pairs(project=project, options=options, folder=folder, step=step)
@@ -686,6 +781,315 @@ def _raw_card(project: Project, options: ExportOptions, name: str, rows: int) ->
         "| column | meaning |",
         "|---|---|",
         *[f"| {column} | {text} |" for column, text in RAW_COLUMN_TEXT.items()],
+        "",
+        "## License",
+        "",
+        f"`{options.license}`",
+        "",
+    ]
+    return f"---\n{header}---\n\n" + "\n".join(lines)
+
+
+# --- corpus exports: the parallel corpus and the question set -----------------------------------------
+
+PARALLEL_CORPUS_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("source", pa.string()),
+        ("target", pa.string()),
+        ("source_language", pa.string()),
+        ("target_language", pa.string()),
+        ("register", pa.string()),
+        ("translator", pa.string()),
+        ("n_rounds", pa.int64()),
+        ("fixed_by_reviewer", pa.bool_()),
+        ("flags", pa.list_(pa.string())),
+    ]
+)
+QUESTION_SET_SCHEMA = pa.schema(
+    [
+        *((name, pa.string()) for name in selectors.QUESTION_SET_COLUMNS[:14]),
+        ("n_answers", pa.int64()),
+        ("accuracy", pa.float64()),
+        ("n_ambiguous", pa.int64()),
+    ]
+)
+# What the card counts by: the rows actually written are tallied on their way to the parquet file.
+PARALLEL_CORPUS_KEYS = ("source_language", "target_language", "register")
+QUESTION_SET_KEYS = ("category", "language")
+
+
+def corpus_counts(*, project: Project, options: ExportOptions) -> dict[str, Any]:
+    """What a corpus export with these (resolved) options writes, from aggregate queries."""
+    if options.kind == PARALLEL_CORPUS:
+        groups = selectors.parallel_corpus_counts(project)
+        return _parallel_corpus_summary(options, {(s, t, r): n for s, t, r, n in groups})
+    counts = selectors.question_set_counts(project, max_ambiguous=int(options.max_ambiguous or 0))
+    return {"format": options.kind, **counts, "max_ambiguous": options.max_ambiguous}
+
+
+def _parallel_corpus_summary(options: ExportOptions, groups: Mapping[tuple[str, str, str], int]) -> dict:
+    pairs: dict[str, int] = {}
+    for (source, target, _), n in sorted(groups.items()):
+        pairs[f"{source}-{target}"] = pairs.get(f"{source}-{target}", 0) + n
+    return {
+        "format": options.kind,
+        "rows": sum(groups.values()),
+        "language_pairs": pairs,
+        "groups": [
+            {"source_language": s, "target_language": t, "register": r, "rows": n}
+            for (s, t, r), n in sorted(groups.items())
+        ],
+    }
+
+
+def _tallied(chunks, keys: tuple[str, ...], tally: dict[tuple, int]):
+    """Pass ``chunks`` through, counting rows per ``keys`` value into ``tally``."""
+    for chunk in chunks:
+        if len(chunk):
+            for key, n in chunk.groupby(list(keys), dropna=False, sort=False).size().items():
+                key = key if isinstance(key, tuple) else (key,)
+                tally[key] = tally.get(key, 0) + int(n)
+        yield chunk
+
+
+def _corpus_folder_write(
+    *, folder: Path, chunks, schema: pa.Schema, keys: tuple[str, ...], card, step
+) -> dict[tuple, int]:
+    """Stream ``chunks`` into a one-split dataset folder, then write the card from the rows written."""
+    tally: dict[tuple, int] = {}
+    step(10, "writing parquet files")
+    write_hf_folder(folder, {"train": _tallied(chunks, keys, tally)}, "", schema=schema, overwrite=True)
+    step(85, "writing the dataset card")
+    (folder / "README.md").write_text(card(tally), encoding="utf-8")
+    return tally
+
+
+def _write_parallel_corpus(*, project: Project, options: ExportOptions, folder: Path, step) -> dict[str, Any]:
+    if not selectors.corpus_units(project).exists():
+        raise ExportFailed("no translation of this project has been accepted yet; nothing was written")
+    summary: dict[str, Any] = {}
+
+    def card(tally: Mapping[tuple, int]) -> str:
+        summary.update(_parallel_corpus_summary(options, tally))
+        return _parallel_corpus_card(project, options, summary)
+
+    _corpus_folder_write(
+        folder=folder,
+        chunks=selectors.parallel_corpus_chunks(project),
+        schema=PARALLEL_CORPUS_SCHEMA,
+        keys=PARALLEL_CORPUS_KEYS,
+        card=card,
+        step=step,
+    )
+    return summary
+
+
+def _write_question_set(*, project: Project, options: ExportOptions, folder: Path, step) -> dict[str, Any]:
+    limit = int(options.max_ambiguous or 0)
+    counts = selectors.question_set_counts(project, max_ambiguous=limit)
+    if not counts["rows"]:
+        raise ExportFailed(
+            f"no question of this project is accepted and within the ambiguity limit "
+            f"({counts['questions']} questions, {counts['over_ambiguous']} over the limit); nothing was written"
+        )
+    summary: dict[str, Any] = {}
+
+    def card(tally: Mapping[tuple, int]) -> str:
+        categories: dict[str, int] = {}
+        languages: dict[str, int] = {}
+        for (category, language), n in sorted(tally.items()):
+            categories[category] = categories.get(category, 0) + n
+            languages[language] = languages.get(language, 0) + n
+        rows = sum(tally.values())
+        summary.update(
+            {
+                "format": options.kind,
+                **counts,
+                "rows": rows,
+                "categories": categories,
+                "languages": languages,
+                "max_ambiguous": options.max_ambiguous,
+            }
+        )
+        return _question_set_card(project, options, summary)
+
+    _corpus_folder_write(
+        folder=folder,
+        chunks=selectors.question_set_chunks(project, max_ambiguous=limit),
+        schema=QUESTION_SET_SCHEMA,
+        keys=QUESTION_SET_KEYS,
+        card=card,
+        step=step,
+    )
+    return summary
+
+
+def _corpus_header(
+    options: ExportOptions, *, languages: list[str], rows: int, extra: Mapping[str, Any]
+) -> str:
+    return render_yaml(
+        {
+            "pretty_name": options.pretty_name,
+            "license": options.license,
+            "language": languages,
+            "multilinguality": "multilingual" if len(languages) > 1 else "monolingual",
+            "size_categories": [size_category(rows)],
+            **extra,
+            "configs": [
+                {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}
+            ],
+        }
+    )
+
+
+def _parameters_lines(project: Project, options: ExportOptions, keys: tuple[str, ...]) -> list[str]:
+    data = options.as_dict()
+    values = {"format": options.kind, "project_id": project.pk, "dataset_id": project.dataset_id}
+    values.update({key: data[key] for key in keys})
+    return [f"- `{key}`: `{value}`" for key, value in values.items()]
+
+
+PARALLEL_CORPUS_COLUMN_TEXT = {
+    "id": "The unit's id in the imported dataset.",
+    "source": "The source text.",
+    "target": "The accepted translation (the reviewer's correction when they fixed it).",
+    "source_language / target_language": "ISO 639-3 codes.",
+    "register": "The register asked for (empty when the language has none).",
+    "translator": "Pseudonym of the translator, stable within this project (a keyed hash, not reversible).",
+    "n_rounds": "Review rounds the unit went through (0: imported as already accepted).",
+    "fixed_by_reviewer": "Whether the final text is the reviewer's correction.",
+    "flags": "Codes of the automatic checks that still flag the final text (length, numbers, register...).",
+}
+
+
+def _parallel_corpus_card(project: Project, options: ExportOptions, summary: Mapping[str, Any]) -> str:
+    groups = summary["groups"]
+    languages = sorted({g["source_language"] for g in groups} | {g["target_language"] for g in groups})
+    header = _corpus_header(
+        options,
+        languages=languages,
+        rows=summary["rows"],
+        extra={"task_categories": ["translation"], "tags": ["parallel-corpus", "human-reviewed"]},
+    )
+    by_target: dict[str, int] = {}
+    for g in groups:
+        by_target[g["target_language"]] = by_target.get(g["target_language"], 0) + g["rows"]
+    lines = [
+        f"# {options.pretty_name}",
+        "",
+        f'The final parallel corpus of the {project.get_kind_display().lower()} project "{project.name}" over '
+        f'the dataset "{project.dataset.name}", exported by Timbang: {summary["rows"]:,} source texts with '
+        "their accepted translation. Each translation was written by a native speaker and checked by another "
+        "one, who accepted it as it was or corrected it; a rejected translation went back to its translator "
+        "with the reviewer's error categories until it was accepted. Units still being translated or reviewed "
+        "are not included. Translators appear under pseudonyms only.",
+        "",
+        "## Columns",
+        "",
+        "| column | meaning |",
+        "|---|---|",
+        *[f"| {column} | {text} |" for column, text in PARALLEL_CORPUS_COLUMN_TEXT.items()],
+        "",
+        "## Counts",
+        "",
+        "Per language pair and register:",
+        "",
+        "| source | target | register | rows |",
+        "|---|---|---|---:|",
+        *[
+            f"| {g['source_language']} | {g['target_language']} | {g['register'] or '-'} | {g['rows']:,} |"
+            for g in groups
+        ],
+        "",
+        "Per target language:",
+        "",
+        "| language | rows |",
+        "|---|---:|",
+        *[f"| {language} | {n:,} |" for language, n in sorted(by_target.items())],
+        "",
+        "## How it was made",
+        "",
+        *_parameters_lines(project, options, ()),
+        "",
+        "## License",
+        "",
+        f"`{options.license}`",
+        "",
+    ]
+    return f"---\n{header}---\n\n" + "\n".join(lines)
+
+
+QUESTION_SET_COLUMN_TEXT = {
+    "id": "The question's id in its dataset.",
+    "concept / category": "The cultural concept the question is about and its category.",
+    "language": "ISO 639-3 code of the question.",
+    "question": "The question text.",
+    "choice_a ... choice_e": "The five options.",
+    "answer": "The key (A-E).",
+    "distractor": "The option the author meant as the most tempting wrong one (may be empty).",
+    "creator": "Pseudonym of the question's author, stable within this project (a keyed hash).",
+    "origin": "`human` (written by a person) or `llm` (generated by a model, then reviewed).",
+    "n_answers": "Answers given by annotators who are not the author.",
+    "accuracy": "Share of those answers that chose the key (empty without answers).",
+    "n_ambiguous": "Answers that flagged the question as ambiguous.",
+}
+
+
+def _question_set_card(project: Project, options: ExportOptions, summary: Mapping[str, Any]) -> str:
+    languages = sorted(summary["languages"])
+    header = _corpus_header(
+        options,
+        languages=languages,
+        rows=summary["rows"],
+        extra={
+            "task_categories": ["multiple-choice", "question-answering"],
+            "task_ids": ["multiple-choice-qa"],
+            "tags": ["cultural-knowledge", "human-reviewed"],
+        },
+    )
+    source = (
+        "this project's answers"
+        if project.kind == Project.Kind.MCQ_ANSWER
+        else "the answers of every answering project over the same dataset"
+    )
+    not_accepted = ", ".join(f"{n:,} {status}" for status, n in summary["not_accepted"].items()) or "none"
+    lines = [
+        f"# {options.pretty_name}",
+        "",
+        f'The final question set of the {project.get_kind_display().lower()} project "{project.name}" over '
+        f'the dataset "{project.dataset.name}", exported by Timbang: {summary["rows"]:,} multiple-choice '
+        "questions (five options, one key). Questions written in Timbang were checked by a reviewer who "
+        "accepted them or returned them to their author; accepted questions were answered by annotators who "
+        "are not their author, who could flag a question as ambiguous. Authors appear under pseudonyms only.",
+        "",
+        "## Exclusion rule",
+        "",
+        f"A question is included when it is accepted and at most {summary['max_ambiguous']} answers "
+        f"(counting {source}) flag it as ambiguous. Left out here: {summary['over_ambiguous']:,} accepted "
+        f"question(s) over that limit, and questions not accepted ({not_accepted}; `excluded` ones went over "
+        "the ambiguity limit of an answering project). Of "
+        f"{summary['questions']:,} questions in the project, {summary['rows']:,} are in this set.",
+        "",
+        "## Columns",
+        "",
+        "| column | meaning |",
+        "|---|---|",
+        *[f"| {column} | {text} |" for column, text in QUESTION_SET_COLUMN_TEXT.items()],
+        "",
+        "## Counts",
+        "",
+        "| category | questions |",
+        "|---|---:|",
+        *[f"| {category or '-'} | {n:,} |" for category, n in summary["categories"].items()],
+        "",
+        "| language | questions |",
+        "|---|---:|",
+        *[f"| {language} | {n:,} |" for language, n in summary["languages"].items()],
+        "",
+        "## How it was made",
+        "",
+        *_parameters_lines(project, options, ("max_ambiguous",)),
         "",
         "## License",
         "",

@@ -218,6 +218,8 @@ class Export(models.Model):
         RAW_PARQUET = "raw-parquet", _("Raw annotations (Parquet)")
         RAW_CSV = "raw-csv", _("Raw annotations (CSV)")
         RAW_JSONL = "raw-jsonl", _("Raw annotations (JSON Lines)")
+        PARALLEL_CORPUS = "parallel-corpus", _("Parallel corpus (Hugging Face dataset)")
+        QUESTION_SET = "question-set", _("Question set (Hugging Face dataset)")
 
     class Status(models.TextChoices):
         QUEUED = "queued", _("Queued")

@@ -1,4 +1,5 @@
-"""``manage.py export_preferences``: a rating project as a preference dataset or raw annotations.
+"""``manage.py export_preferences``: a rating project as a preference dataset or raw annotations, a
+translation project's parallel corpus or a question project's question set.
 
 Runs in this process (no worker needed) and records an ``Export`` row like the page and the API do.
 Exit status 2 with a one-line reason on bad input (unknown project, bad split or options, an occupied
@@ -16,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Project
 from datasets_app.domain.preference_pairs import ORDERINGS, STRATEGIES
 from datasets_app.exports import (
+    CORPUS_KINDS,
     KINDS,
     ExportInvalid,
     ExportOptions,
@@ -29,12 +31,21 @@ from datasets_app.models import Export
 
 
 class Command(BaseCommand):
-    help = "Export a rating project as a Hugging Face preference dataset, TRL pairs or raw annotations."
+    help = (
+        "Export a rating project as a Hugging Face preference dataset, TRL pairs or raw annotations; a "
+        "translation project as its parallel corpus; a question project as its question set."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--project", type=int, required=True, help="Id of the rating project.")
+        parser.add_argument("--project", type=int, required=True, help="Id of the project.")
         parser.add_argument("--out", required=True, help="Folder to write (created; must be empty).")
-        parser.add_argument("--format", choices=KINDS, default="hf", dest="kind")
+        parser.add_argument(
+            "--format",
+            choices=KINDS,
+            default="",
+            dest="kind",
+            help="Default: hf for rating projects, parallel-corpus, question-set.",
+        )
         parser.add_argument("--strategy", choices=STRATEGIES, help="Default: from the project's kind.")
         parser.add_argument("--weights", help="Criterion weights, e.g. relevance=2,fluency=1 (scores).")
         parser.add_argument("--ordering", choices=ORDERINGS, default="weighted")
@@ -56,6 +67,11 @@ class Command(BaseCommand):
             "--push-to-hub", default="", metavar="REPO", help="owner/name; token from HF_TOKEN."
         )
         parser.add_argument("--private", action="store_true", help="Create the Hub repo as private.")
+        parser.add_argument(
+            "--max-ambiguous",
+            type=int,
+            help="Question sets: most ambiguous flags a kept question may have (default: the project's).",
+        )
         parser.add_argument("--json", action="store_true", help="Print the result as one JSON object.")
 
     def _refuse(self, options: dict[str, Any], message: str, errors: dict[str, str] | None = None):
@@ -93,6 +109,7 @@ class Command(BaseCommand):
                 pretty_name=options["name"],
                 bootstrap_draws=options["bootstrap_draws"],
                 zip=options["zip"],
+                max_ambiguous=options["max_ambiguous"],
             )
             record = export_create(
                 project=project,
@@ -138,7 +155,10 @@ def _result(record: Export) -> dict[str, Any]:
 
 def _summary(record: Export) -> str:
     counts = record.counts
-    if "split_rows" in counts:
+    if record.kind in CORPUS_KINDS:
+        noun = "translations" if record.kind == "parallel-corpus" else "questions"
+        what = f"{counts.get('rows', 0):,} {noun}"
+    elif "split_rows" in counts:
         rows = ", ".join(f"{split} {n:,}" for split, n in counts["split_rows"].items())
         what = f"{sum(counts['split_rows'].values()):,} pairs ({rows})"
     else:
