@@ -39,5 +39,5 @@ def test_annotator_is_refused_the_manager_pages(page, login):
 
 def test_login_page_at_phone_width(phone_page):
     phone_page.goto("/accounts/login/")
-    box = phone_page.locator("form[action=\"/accounts/login/\"] button[type=submit]").bounding_box()
+    box = phone_page.locator('form[action="/accounts/login/"] button[type=submit]').bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
