@@ -19,12 +19,11 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _allow_orm_next_to_playwright(monkeypatch):
-    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make around it are
-    # ordinary synchronous calls. Set per browser test only: the variable must not leak into other tests
-    # (`check --deploy` rightly refuses it).
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+# Playwright's sync API keeps an event loop running in the main thread for the whole session (the browser
+# is session-scoped), so every later ORM call in this process, test setup and teardown included, would be
+# refused as "async". The ORM calls here are ordinary synchronous calls; allow them for this test process.
+# Subprocesses that must not inherit it (the `check --deploy` test) remove it from their environment.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 def pytest_collection_modifyitems(config, items):
