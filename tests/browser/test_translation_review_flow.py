@@ -35,6 +35,8 @@ def start(page, project_name: str):
         "button", name="Start / continue"
     ).click()
     page.wait_for_selector("#task-form")
+    # The keyboard handlers are bound on DOMContentLoaded (deferred script): wait for it before typing.
+    page.wait_for_load_state("domcontentloaded")
 
 
 def test_write_reject_fix_accept(page, second_page, login, job_project):
