@@ -23,8 +23,18 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 # Query logging under DEBUG would keep the large INSERT statements in memory.
 os.environ.setdefault("DEBUG", "false")
 
-CATEGORIES = ["analysis", "brainstorming", "coding", "creative_writing", "logic", "math", "open_question",
-              "safety", "summarization", "translation"]
+CATEGORIES = [
+    "analysis",
+    "brainstorming",
+    "coding",
+    "creative_writing",
+    "logic",
+    "math",
+    "open_question",
+    "safety",
+    "summarization",
+    "translation",
+]
 
 
 def write_file(path: Path, lines: int, responses: int) -> None:
@@ -36,7 +46,10 @@ def write_file(path: Path, lines: int, responses: int) -> None:
                 "language": ("ind", "sun", "jav")[i % 3],
                 "prompt": f"Tuliskan penjelasan singkat tentang topik nomor {i} untuk pelajar SMA.",
                 "responses": [
-                    {"model": f"model-{m}", "text": f"Jawaban model {m} untuk topik {i}: " + "kalimat contoh " * 8}
+                    {
+                        "model": f"model-{m}",
+                        "text": f"Jawaban model {m} untuk topik {i}: " + "kalimat contoh " * 8,
+                    }
                     for m in range(responses)
                 ],
             }
