@@ -17,6 +17,7 @@ from typing import Any
 
 FORMATS = ("jsonl", "csv", "hf")
 MAX_LINE_BYTES = 16 * 1024 * 1024
+SKIP_CHUNK_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,9 @@ def _read_jsonl(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadPro
                 return
             line_no += 1
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                # Skip the rest of an over-long line without holding it.
-                while chunk := handle.readline(MAX_LINE_BYTES):
+                # Skip the rest of an over-long line in small pieces, without holding it.
+                raw = b""
+                while chunk := handle.readline(SKIP_CHUNK_BYTES):
                     if chunk.endswith(b"\n"):
                         break
                 yield (
