@@ -7,7 +7,7 @@ response id, prompt id or dataset meta (``selectors.task_view`` does not carry t
 from __future__ import annotations
 
 import re
-import shutil
+from pathlib import Path
 from typing import Any
 
 from django.contrib import messages
@@ -488,17 +488,22 @@ def manage_flag_settings(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @role_required(PROJECT_MANAGER)
 def manage_corpus_export(request: HttpRequest, project_id: int) -> HttpResponse:
-    """The accepted translations as a Hugging Face dataset folder, zipped."""
+    """The accepted translations as a zipped Hugging Face dataset folder, recorded as an ``Export``."""
+    from datasets_app.exports import ExportOptions, export_create, export_download_name, export_run
+    from datasets_app.models import Export
+
     project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
-    try:
-        path, _rows = services.parallel_corpus_export(project=project)
-    except services.AnnotationError as exc:
-        messages.error(request, str(exc))
+    record = export_run(
+        export=export_create(
+            project=project, options=ExportOptions(kind="parallel-corpus"), user=request.user, queue=False
+        )
+    )
+    if record.status != Export.Status.SUCCEEDED:
+        messages.error(request, record.error)
         return redirect("annotation:manage_detail", project_id=project.pk)
-    handle = path.open("rb")
-    # The open handle keeps the archive readable; the temporary folder goes now (POSIX unlink semantics).
-    shutil.rmtree(path.parent, ignore_errors=True)
-    return FileResponse(handle, as_attachment=True, filename=f"parallel-corpus-{project.pk}.zip")
+    return FileResponse(
+        Path(record.zip_path).open("rb"), as_attachment=True, filename=export_download_name(record)
+    )
 
 
 @role_required(PROJECT_MANAGER)

@@ -11,7 +11,6 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
 from django.db.models import F
 from django.utils.crypto import salted_hmac
 
@@ -411,49 +410,6 @@ def unit_round_table(*, project: Project, lang: str = "en", limit: int = 50) -> 
         for uid in unit_ids
         if uid in units
     ]
-
-
-def parallel_corpus_frame(*, project: Project) -> pd.DataFrame:
-    """Accepted units of the project's dataset: source, target, languages, register, translator pseudonym,
-    number of rounds, and whether the reviewer's fix is the final text."""
-    rounds = Counter(
-        TranslationRound.objects.filter(unit__dataset_id=project.dataset_id).values_list("unit_id", flat=True)
-    )
-    fixed = set(
-        TranslationRound.objects.filter(
-            unit__dataset_id=project.dataset_id, verdict=TranslationRound.Verdict.FIX
-        ).values_list("unit_id", flat=True)
-    )
-    rows = []
-    units = TranslationUnit.objects.filter(
-        dataset_id=project.dataset_id, status=TranslationUnit.Status.ACCEPTED
-    ).order_by("id")
-    for unit in units.iterator(2000):
-        rows.append(
-            {
-                "id": unit.external_id,
-                "source": unit.source_text,
-                "target": unit.translation_text,
-                "source_language": unit.source_language,
-                "language": unit.target_language,
-                "register": unit.register,
-                "translator": translator_pseudonym(unit.dataset_id, unit.translator_id, unit.translator_name),
-                "rounds": rounds.get(unit.pk, 1),
-                "fixed_by_reviewer": unit.pk in fixed,
-            }
-        )
-    columns = [
-        "id",
-        "source",
-        "target",
-        "source_language",
-        "language",
-        "register",
-        "translator",
-        "rounds",
-        "fixed_by_reviewer",
-    ]
-    return pd.DataFrame(rows, columns=columns)
 
 
 # --- questions -------------------------------------------------------------------------------------------

@@ -55,7 +55,6 @@ from annotation.services.questions import (
 from annotation.services.translation import (
     flag_recompute_queue,
     flag_recompute_run,
-    parallel_corpus_export,
     translation_review_submit,
     translation_submit,
     unit_flags,
@@ -93,7 +92,6 @@ __all__ = [
     "mcq_answers_import",
     "mcq_submit",
     "mcq_tasks_sync",
-    "parallel_corpus_export",
     "project_activate",
     "project_close",
     "project_create",

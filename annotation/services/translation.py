@@ -12,14 +12,11 @@ text changes; the length-ratio flag compares against the unit's language pair in
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-import pandas as pd
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
@@ -40,7 +37,6 @@ from annotation.services.core import (
     mark_submitted,
     reopen,
 )
-from datasets_app.domain.dataset_card import render_yaml
 from datasets_app.domain.translation_flags import (
     DEFAULT_MIN_PAIR_UNITS,
     DEFAULT_REGISTER_MARKERS,
@@ -53,7 +49,6 @@ from datasets_app.domain.translation_flags import (
     pair_length_stats,
     pair_length_stats_by_pair,
 )
-from datasets_app.export_writers import write_hf_folder, zip_folder
 from datasets_app.models import TranslationUnit
 from datasets_app.services import flag_as_dict
 
@@ -381,68 +376,3 @@ def translation_review_submit(
     unit.status = TranslationUnit.Status.ACCEPTED
     unit.save(update_fields=["status", "translation_text", "flags"])
     return SubmitResult(assignment, "created")
-
-
-# --- export --------------------------------------------------------------------------------------------
-
-
-def _corpus_card(project: Project, frame: pd.DataFrame) -> str:
-    languages = sorted(set(frame["source_language"]) | set(frame["language"]))
-    header = render_yaml(
-        {
-            "pretty_name": project.name,
-            "license": project.dataset.license or "other",
-            "language": languages,
-            "multilinguality": "multilingual" if len(languages) > 1 else "monolingual",
-            "task_categories": ["translation"],
-            "tags": ["parallel-corpus", "human-reviewed"],
-            "configs": [
-                {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}
-            ],
-        }
-    )
-    counts = frame.groupby(["language", "register"], dropna=False).size().reset_index(name="rows")
-    lines = [
-        f"# {project.name}",
-        "",
-        "Parallel corpus of source texts and their translations. Each translation was written by a "
-        "translator and validated by another native speaker (accepted as is, or corrected by the "
-        "reviewer); rejected translations went back to their translator until accepted. Translators are "
-        "named by pseudonyms.",
-        "",
-        "## Columns",
-        "",
-        "| column | meaning |",
-        "|---|---|",
-        "| `source` | the source text |",
-        "| `target` | the accepted translation |",
-        "| `source_language` / `language` | ISO 639-3 codes of source and translation |",
-        "| `register` | the register asked for (empty when the language has none) |",
-        "| `translator` | pseudonym of the translator |",
-        "| `rounds` | review rounds the unit went through |",
-        "| `fixed_by_reviewer` | whether the reviewer corrected the last translation |",
-        "",
-        "## Counts",
-        "",
-        "| language | register | rows |",
-        "|---|---|---|",
-        *(f"| {r.language} | {r.register or '-'} | {r.rows} |" for r in counts.itertuples(index=False)),
-        "",
-    ]
-    return f"---\n{header}---\n\n" + "\n".join(lines)
-
-
-def parallel_corpus_export(*, project: Project, folder: Path | None = None) -> tuple[Path, int]:
-    """Write the accepted units of the project's dataset as a Hugging Face dataset folder and zip it.
-
-    Returns the zip path and the number of rows. Raises ``AnnotationError`` when nothing is accepted yet.
-    """
-    from annotation.selectors import parallel_corpus_frame
-
-    frame = parallel_corpus_frame(project=project)
-    if frame.empty:
-        raise AnnotationError("No translation has been accepted yet.")
-    base = Path(tempfile.mkdtemp(prefix="timbang-corpus-")) if folder is None else folder
-    target = base / f"parallel-corpus-{project.pk}"
-    write_hf_folder(target, {"train": frame}, _corpus_card(project, frame), overwrite=True)
-    return zip_folder(target), len(frame)

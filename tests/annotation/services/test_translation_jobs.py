@@ -1,9 +1,7 @@
 """The translation review loop: translate, review (accept / fix / reject), revise, flags, export."""
 
 import json
-import zipfile
 
-import pandas as pd
 import pytest
 
 from annotation import services
@@ -248,29 +246,3 @@ def test_recompute_flags_for_a_project_in_the_background(
     FlagRecompute.objects.create(project=project)  # one still queued: a second is refused
     with pytest.raises(services.AnnotationError):
         services.flag_recompute_queue(project=project)
-
-
-def test_parallel_corpus_export_is_a_dataset_folder(pair, tmp_path):
-    dataset, translate, review, translator, reviewer = pair
-    work = services.assignment_claim(project=translate, user=translator)
-    services.assignment_submit(
-        token=work.token, user=translator, payload={"translation": "Kula nedha sekul."}
-    )
-    check = services.assignment_claim(project=review, user=reviewer)
-    services.assignment_submit(token=check.token, user=reviewer, payload={"verdict": "accept"})
-    zip_path, n = services.parallel_corpus_export(project=review, folder=tmp_path)
-    assert n == 1
-    with zipfile.ZipFile(zip_path) as archive:
-        names = sorted(archive.namelist())
-        assert names == ["README.md", "data/train-00000-of-00001.parquet"]
-        archive.extractall(tmp_path / "out")
-    frame = pd.read_parquet(tmp_path / "out" / "data" / "train-00000-of-00001.parquet")
-    row = frame.iloc[0].to_dict()
-    assert (row["source"], row["target"], row["language"], row["register"]) == (
-        "Saya makan nasi di rumah.",
-        "Kula nedha sekul.",
-        "jav",
-        "krama",
-    )
-    assert row["translator"].startswith("T-") and translator.get_username() not in json.dumps(row)
-    assert "task_categories" in (tmp_path / "out" / "README.md").read_text()

@@ -1,6 +1,8 @@
 """Pages of the translation and question jobs: task forms, permissions, manager reports, blinding."""
 
+import io
 import json
+import zipfile
 
 import pytest
 from django.urls import reverse
@@ -8,7 +10,7 @@ from rest_framework.test import APIClient
 
 from annotation import services
 from annotation.models import Assignment
-from datasets_app.models import Question, TranslationUnit
+from datasets_app.models import Export, Question, TranslationUnit
 from tests.annotation.conftest import build_question_dataset, build_translation_dataset
 
 pytestmark = pytest.mark.django_db
@@ -101,7 +103,10 @@ def test_someone_elses_task_is_a_404_and_annotators_cannot_manage(client, transl
     )
 
 
-def test_manager_sees_the_translation_report_and_downloads_the_corpus(client, translation_setup, make_user):
+def test_manager_sees_the_translation_report_and_downloads_the_corpus(
+    client, translation_setup, make_user, settings, tmp_path
+):
+    settings.EXPORTS_DIR = tmp_path
     dataset, translate, review, translator, reviewer = translation_setup
     for _ in range(2):
         work = services.assignment_claim(project=translate, user=translator)
@@ -122,6 +127,11 @@ def test_manager_sees_the_translation_report_and_downloads_the_corpus(client, tr
     assert "<ins>" in body and "wonten griya" in body  # the fix shown as a word diff
     download = client.get(reverse("annotation:manage_corpus_export", args=[review.pk]))
     assert download.status_code == 200 and download["Content-Disposition"].endswith('.zip"')
+    # The download is the parallel-corpus export, recorded so it can be reproduced.
+    export = Export.objects.get(project=review)
+    assert (export.kind, export.status, export.counts.get("rows")) == ("parallel-corpus", "succeeded", 2)
+    with zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content))) as archive:
+        assert "data/train-00000-of-00001.parquet" in archive.namelist()
     recompute = client.post(reverse("annotation:manage_flags_recompute", args=[review.pk]))
     assert recompute.status_code == 302
     progress = client.get(reverse("annotation:manage_flags_progress", args=[review.pk]))
