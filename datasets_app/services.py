@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.db.models import ProtectedError
 from django.utils import timezone
 
 from datasets_app.domain.import_records import (
@@ -123,7 +124,20 @@ def dataset_import(
                             )
                         ]
                     )
-                existing.delete()
+                try:
+                    existing.delete()
+                except ProtectedError as exc:
+                    users = sorted({f"{obj._meta.verbose_name} {obj}" for obj in exc.protected_objects})[:5]
+                    raise ImportFailed(
+                        [
+                            ImportProblem(
+                                "",
+                                "name",
+                                f"the dataset {name!r} is in use ({', '.join(users)}) and cannot be replaced; "
+                                "import it under a new name",
+                            )
+                        ]
+                    ) from None
             dataset = Dataset.objects.create(
                 name=name,
                 kind=kind or Dataset.Kind.PROMPTS,

@@ -282,3 +282,16 @@ def test_empty_file_and_missing_file(tmp_path):
     with pytest.raises(ImportFailed, match="no such file"):
         dataset_import(path=tmp_path / "missing.jsonl", name="missing")
     assert Dataset.objects.count() == 0
+
+
+def test_a_dataset_in_use_by_a_project_is_not_replaced(tmp_path):
+    from annotation import services as annotation_services
+
+    path = write_jsonl(tmp_path / "p.jsonl", prompt_rows(3))
+    dataset = dataset_import(path=path, name="in-use").dataset
+    annotation_services.project_create(name="rating", kind="likert", dataset=dataset)
+    with pytest.raises(ImportFailed) as caught:
+        dataset_import(path=write_jsonl(tmp_path / "q.jsonl", prompt_rows(5)), name="in-use", replace=True)
+    assert caught.value.errors[0].field == "name"
+    assert "in use" in caught.value.errors[0].message and "new name" in caught.value.errors[0].message
+    assert Prompt.objects.filter(dataset__name="in-use").count() == 3
