@@ -39,6 +39,22 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
+def server_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment without the variables llama.cpp's server reads as settings.
+
+    The server takes every setting from an environment variable of the same name as well (``PORT``,
+    ``HOST``, ``MODEL``, ``N_CTX`` ...), and those win over its command line: a web server's ``PORT=8000``
+    in the environment would move the model server onto the web server's port.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    try:
+        from llama_cpp.server.settings import ModelSettings, ServerSettings
+    except ImportError:  # the server is not installed: it will fail to start and say so
+        return environ
+    names = {name.lower() for cls in (ModelSettings, ServerSettings) for name in cls.model_fields}
+    return {key: value for key, value in environ.items() if key.lower() not in names}
+
+
 class LlamaCppServer:
     """``python -m llama_cpp.server`` for ``model`` (a known model name or a GGUF path).
 
@@ -133,6 +149,7 @@ class LlamaCppServer:
         with open(self.log_path, "wb") as log:
             self._process = subprocess.Popen(
                 self.command(),
+                env=server_environment(),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -88,8 +88,8 @@ def test_scripts_demo_serves_the_login_page_and_the_worker_judges_the_pairwise_p
     try:
         _wait(lambda: _login_page(f"http://127.0.0.1:{port}/accounts/login/"), 300, "no login page", log)
         printed = log.read_text()
-        assert "anotator1" in printed and "demo-e2e-pass" in printed
-        assert "Judge run" in printed and "queued" in printed
+        assert "anotator1" in printed and "demo-e2e-pass" in printed, printed[-3000:]
+        assert "Judge run" in printed and "queued" in printed, printed[-3000:]
 
         def judged():
             row = _query(

@@ -35,3 +35,17 @@ def test_start_answers_and_stop_frees_the_port(smollm2_gguf):
     assert not server.running
     with pytest.raises(httpx.TransportError):
         httpx.get(f"{url}/models", timeout=2)
+
+
+def test_a_port_in_the_environment_does_not_move_the_server(smollm2_gguf, monkeypatch):
+    """llama.cpp's server reads PORT, HOST, MODEL ... from the environment over its command line; a web
+    server's PORT beside it must not pull the model server onto that port."""
+    monkeypatch.setenv("PORT", str(free_port()))
+    monkeypatch.setenv("HOST", "0.0.0.0")
+    monkeypatch.setenv("N_CTX", "64")
+    port = free_port()
+    with LlamaCppServer(
+        smollm2_gguf, alias="tiny", n_ctx=256, n_threads=1, port=port, startup_timeout_s=60
+    ) as server:
+        assert server.base_url == f"http://127.0.0.1:{port}/v1"
+        assert httpx.get(f"{server.base_url}/models", timeout=5).status_code == 200
