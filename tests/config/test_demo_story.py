@@ -1,8 +1,8 @@
 """The demo end to end: `manage.py demo` against a real llama.cpp server reaches a judged, exported project.
 
 Celery runs eagerly here, so the judge run's chunks are processed as the command commits them, through the
-production code path (OpenAI-compatible backend, judge templates, parsing, verdicts). Three prompts keep the
-run short on a CPU: 9 pairs, one random order each.
+production code path (OpenAI-compatible backend, judge templates, parsing, verdicts). Two prompts keep the
+run short on a CPU: 6 pairs, one random order each.
 """
 
 import json
@@ -19,6 +19,7 @@ from tests.datasets_app.exports.conftest import load_offline
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.mark.timeout(900)
 def test_demo_reaches_a_judged_and_exported_project(
     llamacpp_server, llamacpp_model_id, settings, tmp_path, capsys, client
 ):
@@ -29,7 +30,7 @@ def test_demo_reaches_a_judged_and_exported_project(
         "--password",
         "demo-story-1",
         "--prompts",
-        "3",
+        "2",
         "--model-url",
         llamacpp_server,
         "--model-id",
@@ -44,26 +45,26 @@ def test_demo_reaches_a_judged_and_exported_project(
     # Simulated answers: every rating and pairwise task twice (k=2 in the simulated group), every question
     # three times, half the translation units reviewed.
     assert payload["simulated_answers"] == {
-        "likert": 6,
-        "pairwise": 18,
+        "likert": 4,
+        "pairwise": 12,
         "mcq_answer": 24,
         "translation_review": 8,
     }
     pairwise = Project.objects.get(name=PAIRWISE_PROJECT)
-    assert pairwise.n_tasks == 9
+    assert pairwise.n_tasks == 6
     simulated = Annotation.objects.filter(
         assignment__project=pairwise, assignment__group__name=SIMULATED_GROUP
     ).count()
-    assert simulated == 18
+    assert simulated == 12
 
     # The judge run finished over every pairwise task, each verdict from the model's real reply.
     run = JudgeRun.objects.get(pk=payload["judge_run"]["id"])
     assert run.annotation_project_id == pairwise.pk
     assert run.status == "succeeded", run.error
-    assert run.n_total == 9 and run.n_done == 9
+    assert run.n_total == 6 and run.n_done == 6
     verdicts = PairVerdict.objects.filter(judge_run=run)
-    assert verdicts.count() == 9
-    assert run.judgments.exclude(raw_output="").count() == 9
+    assert verdicts.count() == 6
+    assert run.judgments.exclude(raw_output="").count() == 6
 
     # The export is a loadable Hugging Face dataset folder whose card says the answers are simulated.
     export = Export.objects.get(pk=payload["export"]["id"])
