@@ -453,6 +453,10 @@ class RunChunk(models.Model):
     n_failed = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    queued_at = models.DateTimeField(
+        null=True, blank=True, help_text=_("When the chunk's task was last sent to the broker.")
+    )
+    started_at = models.DateTimeField(null=True, blank=True, help_text=_("When its last attempt began."))
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -4,16 +4,21 @@ Chunks are sent with ``apply_async(queue=endpoint.queue)`` (``default`` or ``gpu
 acknowledged late and rejected when their worker dies, so a killed worker's chunk is delivered again; the
 chunk's status makes that second delivery a no-op once the first one committed. Database hiccups are retried
 with backoff; model-server errors are retried inside the backend and end as failed items, not failed tasks.
+A periodic task sends again the chunks whose tasks the broker lost (a Redis restarted without persistence).
 """
 
-from celery import shared_task
+from datetime import timedelta
+
+from celery import current_app, shared_task
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
+from kombu.exceptions import ChannelError
 
 # The agreement-report task lives beside the dashboards; importing it here registers it with workers.
 from evaluation import analytics_tasks  # noqa: F401
 from evaluation.models import RunChunk
 from evaluation.services import benchmark_chunk_process, generation_chunk_process, judge_chunk_process
-from evaluation.services.runs import run_for_chunk
+from evaluation.services.runs import chunks_requeue_lost, run_for_chunk
 
 _COMMON = {
     "acks_late": True,
@@ -67,3 +72,27 @@ CHUNK_TASKS = {
     RunChunk.RunKind.JUDGE: judge_chunk,
     RunChunk.RunKind.BENCHMARK: benchmark_chunk,
 }
+
+
+def broker_queue_size(queue: str) -> int | None:
+    """Tasks waiting in ``queue`` on the broker; 0 for a queue the broker does not know, None when it cannot
+    be asked."""
+    try:
+        with current_app.connection_for_read() as connection:
+            connection.ensure_connection(max_retries=2, timeout=5)
+            return connection.default_channel.queue_declare(queue=queue, passive=True).message_count
+    except ChannelError:
+        return 0  # Redis drops a list once it is empty: no such queue means nothing waits in it
+    except Exception:  # noqa: BLE001 - an unreachable broker means "unknown": send nothing
+        return None
+
+
+@shared_task(name="evaluation.chunks_requeue_lost", ignore_result=True, soft_time_limit=120, time_limit=180)
+def chunks_requeue_lost_task() -> int:
+    """Periodic (beat): send again the pending chunks of active runs whose tasks the broker lost."""
+    return chunks_requeue_lost(
+        queue_size=broker_queue_size,
+        # No attempt of a chunk task outlives its hard time limit.
+        running_limit=timedelta(seconds=_COMMON["time_limit"]),
+        lost_after=timedelta(seconds=settings.RUN_CHUNK_LOST_AFTER_S),
+    )

@@ -54,6 +54,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "django_ratelimit.middleware.RatelimitMiddleware",
+    "config.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -198,6 +199,7 @@ CELERY_TASK_ROUTES = {
     "datasets_app.*": {"queue": "default"},
     "annotation.*": {"queue": "default"},
     "evaluation.agreement_report": {"queue": "default"},
+    "evaluation.chunks_requeue_lost": {"queue": "default"},
 }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -212,7 +214,12 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE: dict = {
     # Claims reclaim their own project's expired leases; this catches projects nobody is claiming in.
     "annotation-leases-reclaim": {"task": "annotation.leases_reclaim", "schedule": 60.0},
+    # A broker that lost its queued tasks (Redis restarted without persistence) would stall runs forever.
+    "evaluation-chunks-requeue-lost": {"task": "evaluation.chunks_requeue_lost", "schedule": 60.0},
 }
+# A run chunk whose task was sent this many seconds ago, has not started and is no longer in its queue
+# is sent again.
+RUN_CHUNK_LOST_AFTER_S = env.int("RUN_CHUNK_LOST_AFTER_S", default=600)
 
 LOGGING = {
     "version": 1,

@@ -1,11 +1,13 @@
-"""What every run kind shares: planning into chunks, queueing, committing a chunk, finishing, cancelling.
+"""What every run kind shares: planning into chunks, queueing, committing a chunk, finishing, cancelling,
+and sending again the chunks a broker lost.
 
 A chunk is processed in two steps. First the model calls, outside any transaction (they take seconds to
 minutes). Then one transaction locks the chunk row and, only if the chunk is still pending, inserts its
 result rows (ignoring rows whose unique key already exists), marks it done and adds its counts to the run
 with ``F()`` expressions; the run is finished by a guarded ``UPDATE`` once ``done + failed == total``. A
 chunk delivered twice (a worker killed after the commit but before acknowledging the message, or two
-workers racing after a visibility timeout) therefore writes and counts nothing the second time.
+workers racing after a visibility timeout, or a chunk sent again by ``chunks_requeue_lost`` after the broker
+dropped its task) therefore writes and counts nothing the second time.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import models, transaction
-from django.db.models import Case, F, Value, When
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from evaluation.inference.base import BackendConfigError
@@ -34,6 +37,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_CHUNK_SIZE = 16
 MAX_CHUNK_ERRORS = 20
+# A chunk sent this long ago that has not started while its queue is empty was dropped by the broker.
+CHUNK_LOST_AFTER = timedelta(minutes=10)
 
 RUN_MODELS: dict[str, type[models.Model]] = {
     RunChunk.RunKind.GENERATION: GenerationRun,
@@ -91,22 +96,95 @@ def chunks_create(
     return RunChunk.objects.bulk_create(chunks)
 
 
-def chunks_enqueue(run: models.Model) -> None:
-    """Queue every pending chunk of ``run`` on its endpoint's queue, once the transaction commits."""
+def _send_on_commit(chunks: Sequence[RunChunk], *, now: datetime) -> None:
+    """Record the send time of ``chunks`` and send their tasks once the transaction commits."""
     from evaluation.tasks import CHUNK_TASKS
 
-    task = CHUNK_TASKS[run.kind]
+    RunChunk.objects.filter(pk__in=[c.pk for c in chunks]).update(queued_at=now)
+    sends = [(CHUNK_TASKS[c.run_kind], c.pk, c.endpoint.queue) for c in chunks]
+
+    def send() -> None:
+        for task, chunk_id, queue in sends:
+            task.apply_async(args=[chunk_id], queue=queue)
+
+    transaction.on_commit(send)
+
+
+def chunks_enqueue(run: models.Model) -> None:
+    """Queue every pending chunk of ``run`` on its endpoint's queue, once the transaction commits."""
     pending = list(
         RunChunk.objects.filter(run_kind=run.kind, run_id=run.pk, status=RunChunk.Status.PENDING)
         .select_related("endpoint")
-        .only("pk", "endpoint__queue")
+        .only("pk", "run_kind", "endpoint__queue")
     )
+    _send_on_commit(pending, now=timezone.now())
 
-    def send() -> None:
-        for chunk in pending:
-            task.apply_async(args=[chunk.pk], queue=chunk.endpoint.queue)
 
-    transaction.on_commit(send)
+def _lost(chunk: RunChunk, *, now: datetime, lost_after: timedelta, running_limit: timedelta) -> bool:
+    started_since_sent = chunk.started_at is not None and (
+        chunk.queued_at is None or chunk.started_at >= chunk.queued_at
+    )
+    if started_since_sent:
+        # Its task began and never committed: lost once no attempt can still be running.
+        return chunk.started_at < now - running_limit
+    return chunk.queued_at is None or chunk.queued_at < now - lost_after
+
+
+def chunks_requeue_lost(
+    *,
+    queue_size: Callable[[str], int | None],
+    running_limit: timedelta,
+    lost_after: timedelta = CHUNK_LOST_AFTER,
+    now: datetime | None = None,
+) -> int:
+    """Send again the pending chunks of active runs whose task the broker no longer holds. Returns how many.
+
+    A broker that restarts without persistence (or is flushed, or fails over) drops the queued tasks and
+    the unacknowledged ones; their chunks would stay pending and the run would never finish. A chunk
+    counts as lost when its queue is empty and its task was sent more than ``lost_after`` ago and has not
+    started since, or started more than ``running_limit`` (the task's hard time limit) ago without
+    committing. The empty queue is what tells a lost task from one still waiting behind others, so a long
+    backlog is never sent twice; ``queue_size`` answers it (``None``: unknown, nothing is sent). Should a
+    task be sent twice anyway (one taken from the queue in the moment of the check), the chunk's status
+    makes the later delivery a no-op.
+    """
+    now = now or timezone.now()
+    of_active_runs = Q()
+    for kind, model in RUN_MODELS.items():
+        of_active_runs |= Q(
+            run_kind=kind, run_id__in=model.objects.filter(status__in=ACTIVE_STATUSES).values("pk")
+        )
+    pending = RunChunk.objects.filter(of_active_runs, status=RunChunk.Status.PENDING)
+    queues = sorted(set(pending.values_list("endpoint__queue", flat=True)))
+    empty = [queue for queue in queues if queue_size(queue) == 0]
+    if not empty:
+        return 0
+    lost = [
+        chunk
+        for chunk in pending.filter(endpoint__queue__in=empty)
+        .select_related("endpoint")
+        .only("pk", "run_kind", "queued_at", "started_at", "endpoint__queue")
+        if _lost(chunk, now=now, lost_after=lost_after, running_limit=running_limit)
+    ]
+    if not lost:
+        return 0
+    with transaction.atomic():
+        # A chunk that was done in the meantime is left out.
+        still = set(
+            RunChunk.objects.filter(pk__in=[c.pk for c in lost], status=RunChunk.Status.PENDING)
+            .select_for_update()
+            .values_list("pk", flat=True)
+        )
+        lost = [chunk for chunk in lost if chunk.pk in still]
+        if lost:
+            _send_on_commit(lost, now=now)
+    if lost:
+        logger.warning(
+            "sent %d pending chunk(s) again, lost from the empty queue(s) %s",
+            len(lost),
+            ", ".join(sorted({chunk.endpoint.queue for chunk in lost})),
+        )
+    return len(lost)
 
 
 def run_launch(*, run: models.Model, n_total: int) -> None:
@@ -220,7 +298,7 @@ def chunk_process(
     if run.status not in ACTIVE_STATUSES or chunk.status != RunChunk.Status.PENDING:
         return False
     _mark_running(run)
-    RunChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
+    RunChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1, started_at=timezone.now())
     items = list(chunk.items)
     have = existing_keys(run, items)
     todo = [item for item in items if item["key"] not in have]

@@ -183,6 +183,30 @@
     if (handled) event.preventDefault();
   });
 
+  // htmx leaves the page as it is when the server answers with an error. When the database is unavailable
+  // (503) say so above the form: the answer stays on screen and the same submit can be sent again.
+  document.addEventListener("htmx:responseError", function (event) {
+    var xhr = event.detail.xhr;
+    var form = document.getElementById("task-form");
+    if (!form || !xhr || xhr.status !== 503) return;
+    var page = new DOMParser().parseFromString(xhr.responseText, "text/html");
+    var message = page.querySelector("[data-role=database-unavailable] p");
+    var box = form.querySelector("[data-role=unavailable]");
+    if (!box) {
+      box = document.createElement("div");
+      box.className = "form-errors";
+      box.setAttribute("role", "alert");
+      box.dataset.role = "unavailable";
+      form.insertBefore(box, form.firstChild);
+    }
+    box.textContent = "";
+    var text = document.createElement("p");
+    text.className = "error";
+    text.textContent = message ? message.textContent : xhr.status + " " + xhr.statusText;
+    box.appendChild(text);
+    box.scrollIntoView({ block: "nearest" });
+  });
+
   document.addEventListener("DOMContentLoaded", init);
   document.addEventListener("htmx:afterSettle", function () {
     var r = root();

@@ -1,0 +1,57 @@
+"""A submit that meets a database outage: the annotator is told, keeps the answer and sends it again."""
+
+import pytest
+from django.core.cache import cache
+from django.db import OperationalError
+from django.test import RequestFactory
+
+from annotation import services
+from annotation.models import Assignment
+from config.middleware import DatabaseUnavailableMiddleware
+from tests.annotation import conftest as annotation_fixtures
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+make_project = annotation_fixtures.make_project
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limit_leftovers():
+    cache.clear()
+
+
+def outage_answer(path: str) -> dict:
+    """What the server answers to this request while the database is unavailable."""
+    response = DatabaseUnavailableMiddleware(lambda request: None).process_exception(
+        RequestFactory().post(path), OperationalError("the database system is shutting down")
+    )
+    return {"status": response.status_code, "headers": dict(response.items()), "body": response.content}
+
+
+def test_the_outage_message_appears_and_the_same_answer_goes_through_afterwards(page, login, make_project):
+    project = make_project(n_prompts=2, n_models=2, per_group=0, activate=False)
+    user = login(page, "annotator", username="ani")
+    services.project_member_add(project=project, user=user, group=project.groups.get())
+    services.project_activate(project=project)
+    page.goto("/")
+    page.locator("[data-testid=annotator-project]", has_text=project.name).get_by_role(
+        "button", name="Start / continue"
+    ).click()
+    page.wait_for_selector("#task-form")
+    page.wait_for_load_state("domcontentloaded")
+    for key in ("4", "5", "3", "2"):
+        page.keyboard.press(key)
+
+    submit_url = "**/annotate/t/*/submit"
+    page.route(submit_url, lambda route: route.fulfill(**outage_answer(route.request.url)))
+    page.keyboard.press("Enter")
+    alert = page.locator("[data-role=unavailable]")
+    alert.wait_for()
+    assert "The database is unavailable at the moment." in alert.inner_text()
+    assert page.locator("fieldset.scale input:checked").count() == 4  # the answer is still there
+    assert not Assignment.objects.filter(status="submitted").exists()
+
+    page.unroute(submit_url)
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelector('[data-testid=progress]').innerText === '1 of 2 done'")
+    assert page.locator("[data-role=unavailable]").count() == 0
+    assert Assignment.objects.filter(status="submitted").count() == 1
