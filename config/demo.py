@@ -22,8 +22,9 @@ from __future__ import annotations
 import secrets
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -87,10 +88,10 @@ SIMULATED_NOTE = (
     "a seeded model of annotators, not given by people."
 )
 
-# Share of each rating/pairwise project's tasks the simulated group answers, and of the translation units
-# the simulated reviewer takes (a verdict closes a unit, so the rest stay for the demo annotators).
-SIMULATED_SHARE = 1.0
+# Share of the translation units the simulated reviewer takes (a verdict closes a unit, so the rest stay for
+# the demo annotators), and when the simulated annotators started working.
 SIMULATED_REVIEW_SHARE = 0.5
+SIMULATED_HOURS_AGO = timedelta(hours=6)
 
 DEMO_ENDPOINT_SLUG = "demo-llm"
 DEMO_MODEL_ALIAS = "demo"
@@ -323,72 +324,107 @@ def _projects(
 # --- simulated answers -----------------------------------------------------------------------------------
 
 
-def _answer_all(
-    project: Project, user, annotator: SimulatedAnnotator, payload_for, limit: int | None = None
+class _Clock:
+    """The simulated annotators' working time: answers are spread over the hours before the demo loads, so
+    time on task, medians and agreement over time look like a day of work."""
+
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+Participant = tuple[Any, SimulatedAnnotator, Callable[[Assignment, Any], dict[str, object]]]
+
+
+def _answer_in_turns(
+    project: Project, participants: list[Participant], clock: _Clock, limit: int | None = None
 ) -> int:
-    """Claim and answer ``project``'s tasks as ``user`` until none is left (or ``limit`` is reached)."""
+    """The participants take turns claiming and answering ``project``'s tasks until none gets one (or
+    ``limit`` answers are in), as people working side by side would: the k places of a task go to
+    different annotators."""
     done = 0
-    now = timezone.now()
-    while limit is None or done < limit:
-        assignment = annotation_services.assignment_claim(project=project, user=user, now=now)
-        if assignment is None:
-            break
-        rng = rng_for(DEMO_SEED, project.kind, annotator.username, assignment.task_id)
-        payload = payload_for(assignment, rng)
-        seconds = round(rng.uniform(25, 140), 1)
-        annotation_services.assignment_submit(
-            token=assignment.token, user=user, payload=payload, seconds=seconds, now=now
-        )
-        done += 1
+    active = list(participants)
+    while active and (limit is None or done < limit):
+        for participant in list(active):
+            if limit is not None and done >= limit:
+                break
+            user, annotator, payload_for = participant
+            assignment = annotation_services.assignment_claim(project=project, user=user, now=clock.now)
+            if assignment is None:
+                active.remove(participant)
+                continue
+            rng = rng_for(DEMO_SEED, project.kind, annotator.username, assignment.task_id)
+            payload = payload_for(assignment, rng)
+            seconds = round(rng.uniform(25, 140), 1)
+            annotation_services.assignment_submit(
+                token=assignment.token,
+                user=user,
+                payload=payload,
+                seconds=seconds,
+                now=clock.now + timedelta(seconds=seconds),
+            )
+            clock.advance(seconds / len(participants))
+            done += 1
     return done
 
 
 def _simulate(projects: dict[str, Project], users: dict[str, Any]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    rating, pairwise = projects[RATING_PROJECT], projects[PAIRWISE_PROJECT]
-    review, answering = projects[REVIEW_PROJECT], projects[ANSWERING_PROJECT]
-
-    def quality(response) -> float:
-        return response_quality(
-            response.model_name, f"{response.prompt_id}:{response.model_name}", seed=DEMO_SEED
-        )
-
     from datasets_app.models import Response
 
-    qualities = {r.pk: quality(r) for r in Response.objects.filter(prompt__dataset_id=rating.dataset_id)}
+    rating, pairwise = projects[RATING_PROJECT], projects[PAIRWISE_PROJECT]
+    review, answering = projects[REVIEW_PROJECT], projects[ANSWERING_PROJECT]
+    qualities = {
+        r.pk: response_quality(r.model_name, f"{r.prompt_id}:{r.model_name}", seed=DEMO_SEED)
+        for r in Response.objects.filter(prompt__dataset_id=rating.dataset_id)
+    }
 
-    for annotator in SIMULATED_ANNOTATORS:
-        user = users[annotator.username]
-
-        def likert(assignment: Assignment, rng, annotator=annotator) -> dict[str, object]:
+    def likert(annotator: SimulatedAnnotator):
+        def answer(assignment: Assignment, rng) -> dict[str, object]:
             ids = assignment.task.response_ids
             shown = [qualities[ids[i]] for i in assignment.permutation]
             return likert_payload(shown, list(rating.criteria), annotator, rng, best_pick=True)
 
-        def vote(assignment: Assignment, rng, annotator=annotator) -> dict[str, object]:
+        return answer
+
+    def vote(annotator: SimulatedAnnotator):
+        def answer(assignment: Assignment, rng) -> dict[str, object]:
             task = assignment.task
             canonical = [qualities[task.response_a_id], qualities[task.response_b_id]]
             shown = [canonical[i] for i in assignment.permutation]
             return {"vote": pairwise_vote(shown[0], shown[1], annotator, rng)}
 
-        def review_answer(assignment: Assignment, rng) -> dict[str, object]:
-            return review_payload(assignment.task.translation_unit.flags or [], rng)
+        return answer
 
-        def mcq(assignment: Assignment, rng, annotator=annotator) -> dict[str, object]:
+    def mcq(annotator: SimulatedAnnotator):
+        def answer(assignment: Assignment, rng) -> dict[str, object]:
             question = assignment.task.question
             return mcq_payload(
                 question.answer_key.upper(), (question.distractor or "").upper(), annotator, rng
             )
 
-        counts["likert"] = counts.get("likert", 0) + _answer_all(rating, user, annotator, likert)
-        counts["pairwise"] = counts.get("pairwise", 0) + _answer_all(pairwise, user, annotator, vote)
-        counts["mcq_answer"] = counts.get("mcq_answer", 0) + _answer_all(answering, user, annotator, mcq)
+        return answer
+
+    def review_answer(assignment: Assignment, rng) -> dict[str, object]:
+        return review_payload(assignment.task.translation_unit.flags or [], rng)
+
+    def everyone(make) -> list[Participant]:
+        return [(users[a.username], a, make(a)) for a in SIMULATED_ANNOTATORS]
+
+    clock = _Clock(timezone.now() - SIMULATED_HOURS_AGO)
     reviewer = SIMULATED_ANNOTATORS[0]
-    share = int(review.n_tasks * SIMULATED_REVIEW_SHARE)
-    counts["translation_review"] = _answer_all(
-        review, users[reviewer.username], reviewer, review_answer, share
-    )
-    return counts
+    return {
+        "likert": _answer_in_turns(rating, everyone(likert), clock),
+        "pairwise": _answer_in_turns(pairwise, everyone(vote), clock),
+        "mcq_answer": _answer_in_turns(answering, everyone(mcq), clock),
+        "translation_review": _answer_in_turns(
+            review,
+            [(users[reviewer.username], reviewer, review_answer)],
+            clock,
+            limit=int(review.n_tasks * SIMULATED_REVIEW_SHARE),
+        ),
+    }
 
 
 # --- model, judge, export ------------------------------------------------------------------------------

@@ -64,3 +64,26 @@ def test_judge_only_without_a_loaded_demo_is_a_clear_error():
 def test_prompts_must_be_positive():
     with pytest.raises(CommandError, match="--prompts must be at least 1"):
         call_command("demo", "--prompts", "0")
+
+
+def test_simulated_answers_are_shared_out_and_take_time(capsys):
+    """The three simulated annotators share the k places of every task, and their answers carry times on
+    task (the progress page's median) spread over the hours before the demo was loaded."""
+    from annotation.models import Assignment, Project
+    from annotation.selectors import progress_report
+    from config.demo import PAIRWISE_PROJECT, RATING_PROJECT, SIMULATED_GROUP
+
+    call_command("demo", "--password", "x", "--prompts", "6", "--no-model")
+    capsys.readouterr()
+    for name in (RATING_PROJECT, PAIRWISE_PROJECT):
+        project = Project.objects.get(name=name)
+        answered = Assignment.objects.filter(project=project, status="submitted")
+        per_user = {
+            u: answered.filter(annotator__username=u).count() for u in ("simulasi1", "simulasi2", "simulasi3")
+        }
+        assert sum(per_user.values()) == 2 * project.n_tasks
+        assert min(per_user.values()) > 0, per_user
+        group = next(g for g in progress_report(project=project).groups if g["group"] == SIMULATED_GROUP)
+        assert 25 <= group["median_seconds"] <= 140
+        first = answered.order_by("submitted_at").first()
+        assert first.submitted_at > first.started_at
