@@ -87,3 +87,14 @@ def test_simulated_answers_are_shared_out_and_take_time(capsys):
         assert 25 <= group["median_seconds"] <= 140
         first = answered.order_by("submitted_at").first()
         assert first.submitted_at > first.started_at
+
+
+def test_the_demo_restores_missing_role_groups(capsys):
+    from django.contrib.auth.models import Group
+
+    from config.roles import has_role
+
+    Group.objects.all().delete()
+    call_command("demo", "--password", "x", "--no-model", "--no-simulated")
+    capsys.readouterr()
+    assert has_role(get_user_model().objects.get(username="peneliti"), "researcher")

@@ -19,6 +19,7 @@ from collections import Counter
 
 import pytest
 from django.utils import timezone
+from kombu import pools as kombu_pools
 
 from config.celery import app as celery_app
 from datasets_app.models import Response
@@ -39,9 +40,13 @@ QUEUE = "gpu.stub"
 
 
 def _reset_connections() -> None:
-    """Forget this process's broker and result-store connections: the next use connects to the configured URL."""
+    """Forget this process's broker and result-store connections: the next use connects to the configured URL.
+
+    kombu keeps producer pools in a process-wide registry keyed by connection: they go too, or a later test
+    sending to the same URL would get a pool whose connections were closed here."""
     if celery_app._pool is not None:
         celery_app._pool.force_close_all()
+    kombu_pools.reset()
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
     vars(celery_app._local).pop("backend", None)
