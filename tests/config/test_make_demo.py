@@ -105,9 +105,27 @@ def test_scripts_demo_serves_the_login_page_and_the_worker_judges_the_pairwise_p
         export = _query(db, "SELECT status, zip_path FROM datasets_app_export ORDER BY id DESC LIMIT 1")
         assert export[0] == "succeeded" and Path(export[1]).is_file()
     finally:
+        _stop_group(proc)
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    """Stop scripts/demo and everything it started (one process group): politely, then for sure, so no
+    worker or server outlives the test."""
+    try:
         os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        proc.poll()  # reap the script itself, or the group never looks empty
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.5)
+    else:
+        try:
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        except ProcessLookupError:
+            pass
+    proc.wait(timeout=10)
