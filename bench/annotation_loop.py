@@ -1,19 +1,31 @@
 """Annotation loop benchmark: N simulated annotators do next task + submit over HTTP.
 
     # once, against the database the server uses (creates users, tokens and a project):
-    DATABASE_URL=postgres://... python bench/annotation_loop.py setup --tasks 10000 --annotators 50 --out var/bench.json
-    # start the server, e.g. gunicorn -w 5 -b 127.0.0.1:8011 config.wsgi (same DATABASE_URL), then:
+    DATABASE_URL=postgres://... python bench/annotation_loop.py setup --tasks 10000 --annotators 110 --out var/bench.json
+    # start the server, e.g. DEBUG=false gunicorn -w 4 -b 127.0.0.1:8011 config.wsgi (same DATABASE_URL), then:
     python bench/annotation_loop.py run --url http://127.0.0.1:8011 --config var/bench.json --annotators 10 --seconds 20
+    # CPU time of the application itself, without HTTP or a server (same settings and DATABASE_URL):
+    DEBUG=false DATABASE_URL=postgres://... python bench/annotation_loop.py inprocess --config var/bench.json
 
-Each simulated annotator is a thread with its own keep-alive connection and API token. It loops
-``GET /api/v1/projects/{id}/next`` then ``POST /api/v1/tasks/{token}/annotations`` (a full likert
-answer: 5 responses x 2 criteria and a best pick). ``run`` prints one JSON object: requests per second
-over both kinds of request, latency percentiles per kind and overall, and error counts.
+Each simulated annotator is a thread with its own connection (kept alive where the server allows it)
+and API token. It loops ``GET /api/v1/projects/{id}/next`` then
+``POST /api/v1/tasks/{token}/annotations`` (a full likert answer: 5 responses x 2 criteria and a best
+pick). ``run`` prints one JSON object: requests per second over both kinds of request, latency
+percentiles per kind and overall, error counts, the load average before the run, and the CPU time per
+submit of the bench client and of the whole machine (every process: client, server, database and
+whatever else runs there).
+
+``inprocess`` calls the WSGI application directly, one annotator, one request at a time, with the last
+token of the setup (so it does not take the tasks of the first ``run`` annotators): the CPU time of this
+process per ``next`` and per submit (database time excluded: the database is another process), and the
+number of queries of each.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
+import io
 import json
 import os
 import statistics
@@ -21,8 +33,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-
-import httpx
+from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -104,6 +115,16 @@ def percentile(values: list[float], q: float) -> float | None:
     return round(values[min(len(values) - 1, int(q * len(values)))], 1)
 
 
+def machine_busy_seconds() -> float | None:
+    """CPU seconds spent by every process on the machine so far (Linux), or ``None`` elsewhere."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def run(args: argparse.Namespace) -> None:
     config = json.loads(Path(args.config).read_text())
     tokens = config["tokens"][: args.annotators]
@@ -115,35 +136,51 @@ def run(args: argparse.Namespace) -> None:
     stop_at = time.monotonic() + args.seconds
     body = answer()
 
+    url = urlsplit(args.url)
+    payload = json.dumps(body).encode()
+
     def work(token: str) -> None:
-        local = {"next": [], "submit": []}
+        local: dict[str, list[float]] = {"next": [], "submit": []}
         local_errors: dict[str, int] = {}
-        headers = {"Authorization": f"Token {token}"}
-        with httpx.Client(base_url=args.url, headers=headers, timeout=30) as client:
-            while time.monotonic() < stop_at:
-                t0 = time.perf_counter()
-                response = client.get(f"/api/v1/projects/{config['project']}/next")
-                local["next"].append((time.perf_counter() - t0) * 1000)
-                if response.status_code == 204:
-                    break
-                if response.status_code != 200:
-                    local_errors[f"next {response.status_code}"] = (
-                        local_errors.get(f"next {response.status_code}", 0) + 1
-                    )
-                    continue
-                task = response.json()["task"]
-                t0 = time.perf_counter()
-                response = client.post(f"/api/v1/tasks/{task}/annotations", json=body)
-                local["submit"].append((time.perf_counter() - t0) * 1000)
-                if response.status_code != 201:
-                    key = f"submit {response.status_code}"
-                    local_errors[key] = local_errors.get(key, 0) + 1
+        headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+        # The standard library's client: it costs a fraction of the CPU of httpx per request, which
+        # matters when the client shares the machine's cores with the server it measures.
+        client = http.client.HTTPConnection(url.hostname, url.port or 80, timeout=30)
+
+        def request(kind: str, method: str, path: str, data: bytes | None = None) -> tuple[int, bytes]:
+            t0 = time.perf_counter()
+            try:
+                client.request(method, path, body=data, headers=headers)
+                response = client.getresponse()
+                status, content = response.status, response.read()
+            except (OSError, http.client.HTTPException) as exc:  # counted as an error named after it
+                client.close()
+                status, content = 0, type(exc).__name__.encode()
+            local[kind].append((time.perf_counter() - t0) * 1000)
+            return status, content
+
+        while time.monotonic() < stop_at:
+            status, content = request("next", "GET", f"/api/v1/projects/{config['project']}/next")
+            if status == 204:
+                break
+            if status != 200:
+                key = f"next {status or content.decode()}"
+                local_errors[key] = local_errors.get(key, 0) + 1
+                continue
+            task = json.loads(content)["task"]
+            status, content = request("submit", "POST", f"/api/v1/tasks/{task}/annotations", payload)
+            if status != 201:
+                key = f"submit {status or content.decode()}"
+                local_errors[key] = local_errors.get(key, 0) + 1
+        client.close()
         with lock:
             for kind in latencies:
                 latencies[kind].extend(local[kind])
             for key, n in local_errors.items():
                 errors[key] = errors.get(key, 0) + n
 
+    load_before = [round(v, 2) for v in os.getloadavg()]
+    busy_before, client_before = machine_busy_seconds(), time.process_time()
     started = time.monotonic()
     threads = [threading.Thread(target=work, args=(t,)) for t in tokens]
     for thread in threads:
@@ -151,7 +188,13 @@ def run(args: argparse.Namespace) -> None:
     for thread in threads:
         thread.join()
     elapsed = time.monotonic() - started
+    busy_after, client_cpu = machine_busy_seconds(), time.process_time() - client_before
     every = latencies["next"] + latencies["submit"]
+    n_submits = len(latencies["submit"])
+
+    def per_submit(seconds: float | None) -> float | None:
+        return round(1000 * seconds / n_submits, 1) if seconds is not None and n_submits else None
+
     print(
         json.dumps(
             {
@@ -170,6 +213,91 @@ def run(args: argparse.Namespace) -> None:
                 "mean_ms": round(statistics.fmean(every), 1) if every else None,
                 "errors": sum(errors.values()),
                 "errors_by_kind": errors,
+                "load_average_before": load_before,
+                "cpus": os.cpu_count(),
+                "client_cpu_ms_per_submit": per_submit(client_cpu),
+                "machine_cpu_ms_per_submit": per_submit(
+                    busy_after - busy_before if busy_before is not None and busy_after is not None else None
+                ),
+            }
+        )
+    )
+
+
+def inprocess(args: argparse.Namespace) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    import django
+
+    django.setup()
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    config = json.loads(Path(args.config).read_text())
+    app = WSGIHandler()
+    token = config["tokens"][-1]
+    body = json.dumps(answer()).encode()
+
+    def call(method: str, path: str, data: bytes = b"") -> tuple[int, bytes]:
+        environ = {
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "80",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "HTTP_HOST": "127.0.0.1",
+            "HTTP_AUTHORIZATION": f"Token {token}",
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(data),
+            "wsgi.errors": sys.stderr,
+            "CONTENT_LENGTH": str(len(data)),
+        }
+        if data:
+            environ["CONTENT_TYPE"] = "application/json"
+        status: list[str] = []
+        content = b"".join(app(environ, lambda s, headers, exc_info=None: status.append(s)))
+        return int(status[0].split()[0]), content
+
+    def loop() -> tuple[float, float]:
+        t0 = time.process_time()
+        code, content = call("GET", f"/api/v1/projects/{config['project']}/next")
+        t1 = time.process_time()
+        if code != 200:
+            raise SystemExit(f"next answered {code}: {content[:200]!r}")
+        code, content = call("POST", f"/api/v1/tasks/{json.loads(content)['task']}/annotations", body)
+        t2 = time.process_time()
+        if code != 201:
+            raise SystemExit(f"submit answered {code}: {content[:200]!r}")
+        return t1 - t0, t2 - t1
+
+    for _ in range(args.warmup):
+        loop()
+    # Counted right away: every request clears the connection's query log when it starts.
+    with CaptureQueriesContext(connection) as queries:
+        code, content = call("GET", f"/api/v1/projects/{config['project']}/next")
+    n_next = len(queries)
+    with CaptureQueriesContext(connection) as queries:
+        call("POST", f"/api/v1/tasks/{json.loads(content)['task']}/annotations", body)
+    n_submit = len(queries)
+    load_before = [round(v, 2) for v in os.getloadavg()]
+    times = [loop() for _ in range(args.loops)]
+
+    def ms(values: list[float]) -> dict[str, float]:
+        return {
+            "median": round(1000 * statistics.median(values), 2),
+            "mean": round(1000 * statistics.fmean(values), 2),
+        }
+
+    print(
+        json.dumps(
+            {
+                "loops": args.loops,
+                "next_cpu_ms": ms([t[0] for t in times]),
+                "submit_cpu_ms": ms([t[1] for t in times]),
+                "next_queries": n_next,
+                "submit_queries": n_submit,
+                "load_average_before": load_before,
             }
         )
     )
@@ -191,8 +319,15 @@ def main() -> None:
     p_run.add_argument("--config", default="var/bench-annotation.json")
     p_run.add_argument("--annotators", type=int, default=10)
     p_run.add_argument("--seconds", type=float, default=20)
+    p_inprocess = sub.add_parser(
+        "inprocess",
+        help="CPU time and queries per next and per submit, in this process (needs Django settings)",
+    )
+    p_inprocess.add_argument("--config", default="var/bench-annotation.json")
+    p_inprocess.add_argument("--loops", type=int, default=300)
+    p_inprocess.add_argument("--warmup", type=int, default=5)
     args = parser.parse_args()
-    setup(args) if args.command == "setup" else run(args)
+    {"setup": setup, "run": run, "inprocess": inprocess}[args.command](args)
 
 
 if __name__ == "__main__":

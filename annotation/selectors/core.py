@@ -6,6 +6,9 @@ model name, response id, prompt id or dataset meta, so templates and serializers
 
 from __future__ import annotations
 
+import functools
+import logging
+import uuid
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -13,6 +16,8 @@ from itertools import zip_longest
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
@@ -33,6 +38,8 @@ from annotation.models import (
     Task,
 )
 from datasets_app.models import Response
+
+logger = logging.getLogger(__name__)
 
 # --- the annotator's view --------------------------------------------------------------------------------
 
@@ -124,19 +131,77 @@ def assignment_for_user(*, token: str, user: AbstractBaseUser) -> Assignment:
 
 
 def rubrics_for(project: Project, category: str) -> list[CriterionView]:
-    """The project's criteria with the rubric of ``category`` (its own wording, else the general one)."""
+    """The project's criteria with the rubric of ``category`` (its own wording, else the general one).
+
+    Every task page and every ``next`` shows these texts, so each process keeps what it read, keyed by the
+    criteria, their versions, the category and the rubric generation (``rubrics_changed``): an edited,
+    added or deleted rubric row shows on the next task. The views are shared: read them, never change them.
+    """
     if not project.criteria:
         return []
     slug = default_rubrics.normalize_category(category) or ""
-    wanted = Q()
-    for criterion in project.criteria:
-        wanted |= Q(criterion=criterion, version=project.rubric_versions.get(criterion, 1))
+    wanted = tuple((criterion, project.rubric_versions.get(criterion, 1)) for criterion in project.criteria)
+    generation = _rubric_generation()
+    if generation is None:
+        return list(_rubric_views_read(wanted, slug))
+    return list(_rubric_views_cached(generation, wanted, slug))
+
+
+RUBRIC_GENERATION_KEY = "annotation:rubric-generation"
+
+
+def _rubric_generation() -> str | None:
+    """The current rubric generation from the shared cache, or ``None`` when the cache is unreachable."""
+    try:
+        generation = cache.get(RUBRIC_GENERATION_KEY)
+        if generation is None:
+            # A random value, never a counter: a cache that restarts empty must not bring back a
+            # generation some process still holds texts for.
+            cache.add(RUBRIC_GENERATION_KEY, uuid.uuid4().hex, timeout=None)
+            generation = cache.get(RUBRIC_GENERATION_KEY)
+    except Exception:  # the cache only saves a query: without it, read the rows every time
+        logger.warning("cache unavailable; reading rubric rows without it", exc_info=True)
+        return None
+    return generation
+
+
+def _new_rubric_generation() -> None:
+    try:
+        cache.set(RUBRIC_GENERATION_KEY, uuid.uuid4().hex, timeout=None)
+    except Exception:
+        logger.warning("cache unavailable; other processes may show old rubric texts", exc_info=True)
+    _rubric_views_cached.cache_clear()
+
+
+def rubrics_changed(**kwargs: object) -> None:
+    """Rubric rows were written: every process reads them again for its next task.
+
+    Connected to ``post_save`` and ``post_delete`` of ``Rubric`` (``AnnotationConfig.ready``) and called
+    by services that write rubric rows in bulk. The generation changes now and again at commit, so that a
+    process reading between the two does not keep the texts from before the commit.
+    """
+    _new_rubric_generation()
+    transaction.on_commit(_new_rubric_generation)
+
+
+@functools.lru_cache(maxsize=256)
+def _rubric_views_cached(
+    generation: str, wanted: tuple[tuple[str, int], ...], slug: str
+) -> tuple[CriterionView, ...]:
+    # ``generation`` is part of the key only: a new generation makes every older entry unreachable.
+    return _rubric_views_read(wanted, slug)
+
+
+def _rubric_views_read(wanted: tuple[tuple[str, int], ...], slug: str) -> tuple[CriterionView, ...]:
+    versions = Q()
+    for criterion, version in wanted:
+        versions |= Q(criterion=criterion, version=version)
     found: dict[str, Rubric] = {}
-    for rubric in Rubric.objects.filter(wanted, category__in={slug, ""}):
+    for rubric in Rubric.objects.filter(versions, category__in={slug, ""}).order_by():
         if rubric.criterion not in found or rubric.category:
             found[rubric.criterion] = rubric
     views = []
-    for criterion in project.criteria:
+    for criterion, _version in wanted:
         rubric = found.get(criterion)
         if rubric is None:
             continue
@@ -144,7 +209,7 @@ def rubrics_for(project: Project, category: str) -> list[CriterionView]:
             lang: sorted((int(v), text) for v, text in texts.items()) for lang, texts in rubric.levels.items()
         }
         views.append(CriterionView(criterion, rubric.label, rubric.question or {}, levels, rubric.version))
-    return views
+    return tuple(views)
 
 
 def done_count(*, project_id: int, user_id: int) -> int:

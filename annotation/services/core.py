@@ -48,6 +48,7 @@ from annotation.models import (
     Task,
     TaskSlot,
 )
+from annotation.selectors.core import rubrics_changed
 from datasets_app.models import Dataset, Response
 
 BATCH_SIZE = 2000
@@ -113,7 +114,9 @@ def rubric_defaults_ensure() -> dict[str, int]:
                     levels=levels,
                 )
             )
-    Rubric.objects.bulk_create(rows)
+    if rows:
+        Rubric.objects.bulk_create(rows)
+        rubrics_changed()  # bulk_create sends no post_save
     latest: dict[str, int] = {}
     for criterion, version in Rubric.objects.values_list("criterion", "version"):
         latest[criterion] = max(version, latest.get(criterion, 0))
@@ -616,6 +619,24 @@ def _assignment_new(
     )
 
 
+def _own_open_claim(project: Project, user_id: int) -> Assignment | None:
+    """The caller's held assignment in ``project``, if any, with what the task page needs.
+
+    Most claims find none, so a one-column probe comes first and the full row (with task and prompt)
+    is read only when there is one to resume.
+    """
+    held = Assignment.objects.filter(
+        project_id=project.pk, annotator_id=user_id, status=Assignment.Status.ASSIGNED
+    ).order_by("id")
+    first_id = held.values_list("id", flat=True).first()
+    if first_id is None:
+        return None
+    own = held.select_related("task__prompt").filter(id=first_id).first()
+    if own is not None:
+        own.project = project
+    return own
+
+
 @transaction.atomic
 def assignment_claim(
     *, project: Project, user: AbstractBaseUser, now: datetime | None = None
@@ -627,28 +648,22 @@ def assignment_claim(
     ever had (submitted, skipped or expired). At the project's gold rate a gold item comes instead.
     """
     now = now or timezone.now()
-    membership = (
-        Membership.objects.select_for_update(of=("self",))
-        .select_related("project")
-        .filter(project_id=project.pk, user_id=user.pk)
-        .first()
-    )
-    if membership is None:
-        raise NotAMember("You are not an annotator of this project.")
+    try:
+        # get() rather than first(): (project, user) is unique, and first() would order by the model's
+        # default ordering, a join-heavy ORDER BY that costs more to compile than the rest of the query.
+        membership = (
+            Membership.objects.select_for_update(of=("self",))
+            .select_related("project")
+            .get(project_id=project.pk, user_id=user.pk)
+        )
+    except Membership.DoesNotExist:
+        raise NotAMember("You are not an annotator of this project.") from None
     project = membership.project
     if project.status != Project.Status.ACTIVE:
         raise ProjectNotOpen("This project is not open for annotation.")
     _expire_leases(project_id=project.pk, now=now)
-    own = (
-        Assignment.objects.filter(
-            project_id=project.pk, annotator_id=user.pk, status=Assignment.Status.ASSIGNED
-        )
-        .select_related("task__prompt")
-        .order_by("id")
-        .first()
-    )
+    own = _own_open_claim(project, user.pk)
     if own is not None:
-        own.project = project
         return own
     if project.gold_rate > 0 and is_gold_slot(project.seed, user.pk, membership.n_served, project.gold_rate):
         gold = _next_gold_task(project, user.pk)

@@ -3,6 +3,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
+from annotation import selectors
 from annotation.models import Annotation, Assignment, Project
 from tests.annotation.conftest import build_dataset, likert_payload
 
@@ -136,8 +137,15 @@ def test_annotators_cannot_manage(api_client_for):
     assert not Project.objects.exists()
 
 
+def _warm_rubrics(project) -> None:
+    """Show the rubric of every category of the test data once, as a running server soon has."""
+    for category in ("analysis", "math"):
+        selectors.rubrics_for(project, category)
+
+
 def _loop_queries(make_project, n_prompts: int) -> tuple[int, int]:
     project = make_project(n_prompts=n_prompts, n_models=5, per_group=2, overlap=2, best_pick="optional")
+    _warm_rubrics(project)
     api = api_for(project.annotators[0])
     # Warm up: one full round so the measured round is a steady-state claim (cursor set, nothing to resume).
     token = api.get(f"/api/v1/projects/{project.pk}/next").json()["task"]
@@ -160,10 +168,12 @@ def test_loop_query_counts_are_small_and_do_not_grow_with_the_project(
     print("queries (next, submit):", small, large)
     assert small == large
     project = make_project(n_prompts=300, n_models=5, per_group=1, best_pick="optional")
+    _warm_rubrics(project)
     api = api_for(project.annotators[0])
-    # A fresh claim: membership lock, lease check, resume check, up to 3 index range scans, 3 writes,
-    # then the page data (responses, rubric, progress) and the transaction's savepoint pair.
-    with django_assert_max_num_queries(13):
+    # A fresh claim: the caller's roles, membership lock, lease check, resume check, index range scans
+    # (one here), 3 writes, then the page data (responses, progress; the rubric comes from the process's
+    # cache) and the transaction's savepoint pair.
+    with django_assert_max_num_queries(12):
         token = api.get(f"/api/v1/projects/{project.pk}/next").json()["task"]
     with django_assert_max_num_queries(7):
         api.post(f"/api/v1/tasks/{token}/annotations", {"answer": likert_payload(5, best=1)}, format="json")
