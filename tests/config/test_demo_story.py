@@ -79,6 +79,6 @@ def test_demo_reaches_a_judged_and_exported_project(
     page = client.get(f"/analytics/projects/{pairwise.pk}/")
     assert page.status_code == 200
     html = page.content.decode()
-    assert "demo-llm" in html or run.name in html
+    assert f"demo-llm (run {run.pk})" in html  # the judge's row on the leaderboard
     rating = Project.objects.get(name=RATING_PROJECT)
     assert client.get(f"/analytics/projects/{rating.pk}/").status_code == 200
