@@ -16,6 +16,8 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.permissions import HasRole
+from accounts.roles import ANNOTATOR, PROJECT_MANAGER
 from annotation import selectors, services
 from annotation.models import AnnotatorGroup, Assignment, FlagRecompute, Project
 from annotation.serializers import (
@@ -35,8 +37,6 @@ from annotation.serializers import (
     ProjectUpdateInputSerializer,
     SkipInputSerializer,
 )
-from config.permissions import HasRole
-from config.roles import ANNOTATOR, PROJECT_MANAGER
 
 NOT_FOUND = OpenApiResponse(description="No such project or task for you.")
 

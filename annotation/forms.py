@@ -10,10 +10,10 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
 
+from accounts.roles import ANNOTATOR
 from annotation.domain import rubrics as default_rubrics
 from annotation.models import AnnotatorGroup, Project
 from annotation.services.jobs import SINGLE_OWNER_KINDS
-from config.roles import ANNOTATOR
 from datasets_app.domain.languages import LANGUAGES, TARGET_LANGUAGE_CODES
 from datasets_app.domain.questions import LLM_ERROR_CATEGORIES
 from datasets_app.domain.translation_flags import DEFAULT_LENGTH_Z_THRESHOLD, DEFAULT_REGISTER_MARKERS

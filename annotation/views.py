@@ -7,18 +7,19 @@ response id, prompt id or dataset meta (``selectors.task_view`` does not carry t
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.permissions import role_required
+from accounts.roles import ANNOTATOR, PROJECT_MANAGER, REVIEWER
 from annotation import selectors, services
 from annotation.forms import (
     ConceptPairsForm,
@@ -29,8 +30,6 @@ from annotation.forms import (
     TaxonomyForm,
 )
 from annotation.models import JOB_KINDS, Assignment, Project
-from config.permissions import role_required
-from config.roles import ANNOTATOR, PROJECT_MANAGER, REVIEWER
 from datasets_app.domain.questions import CHOICE_LABELS
 
 SKIP_REASONS = (
@@ -484,26 +483,6 @@ def manage_flag_settings(request: HttpRequest, project_id: int) -> HttpResponse:
     else:
         messages.success(request, _("Flag settings saved. Recompute the flags to apply them to every unit."))
     return redirect("annotation:manage_detail", project_id=project.pk)
-
-
-@role_required(PROJECT_MANAGER)
-def manage_corpus_export(request: HttpRequest, project_id: int) -> HttpResponse:
-    """The accepted translations as a zipped Hugging Face dataset folder, recorded as an ``Export``."""
-    from datasets_app.exports import ExportOptions, export_create, export_download_name, export_run
-    from datasets_app.models import Export
-
-    project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
-    record = export_run(
-        export=export_create(
-            project=project, options=ExportOptions(kind="parallel-corpus"), user=request.user, queue=False
-        )
-    )
-    if record.status != Export.Status.SUCCEEDED:
-        messages.error(request, record.error)
-        return redirect("annotation:manage_detail", project_id=project.pk)
-    return FileResponse(
-        Path(record.zip_path).open("rb"), as_attachment=True, filename=export_download_name(record)
-    )
 
 
 @role_required(PROJECT_MANAGER)

@@ -33,7 +33,7 @@ import pandas as pd
 # Run as a script from the repository root: make the project packages importable.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluation.domain.agreement import LEVELS, Reliability  # noqa: E402
+from analytics.domain.agreement import LEVELS, Reliability  # noqa: E402
 
 
 def synthesise(

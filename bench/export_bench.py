@@ -39,10 +39,10 @@ import pandas as pd
 # Run as a script from the repository root: make the project packages importable.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from datasets_app.domain.dataset_card import CardInput, counts_by, render_dataset_card  # noqa: E402
-from datasets_app.domain.preference_pairs import PairConfig, build_preference_pairs  # noqa: E402
-from datasets_app.domain.splits import split_pairs  # noqa: E402
-from datasets_app.export_writers import write_hf_folder  # noqa: E402
+from exports.domain.dataset_card import CardInput, counts_by, render_dataset_card  # noqa: E402
+from exports.domain.preference_pairs import PairConfig, build_preference_pairs  # noqa: E402
+from exports.domain.splits import split_pairs  # noqa: E402
+from exports.writers import write_hf_folder  # noqa: E402
 
 CATEGORIES = ("Math", "Coding", "Safety", "Culture", "Health", "Law", "Creative", "Chat")
 LANGUAGES = ("ind", "jav", "sun", "mad", "min")
@@ -350,8 +350,8 @@ def database_setup(args: argparse.Namespace, per_item: int) -> dict:
 def database_main(args: argparse.Namespace, per_item: int) -> int:
     vendor = django_setup()
     from annotation.models import Annotation, Project
-    from datasets_app import exports
-    from datasets_app.exports import ExportOptions, export_create, export_run
+    from exports import services as export_services
+    from exports.services import ExportOptions, export_create, export_run
 
     if args.setup_only:
         print(json.dumps(database_setup(args, per_item)))
@@ -392,13 +392,13 @@ def database_main(args: argparse.Namespace, per_item: int) -> int:
         project = Project.objects.get(name=name)
 
     marks: list[tuple[str, float]] = []
-    progress = exports._progress
+    progress = export_services._progress
 
     def timed_progress(record, percent: int, stage: str) -> None:
         marks.append((stage, time.perf_counter()))
         progress(record, percent, stage)
 
-    exports._progress = timed_progress
+    export_services._progress = timed_progress
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.out or Path(scratch) / "export"
         rss_before = peak_rss_mb()

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from datasets_app.models import Dataset, DatasetImport, Export, Prompt, Question, Response, TranslationUnit
+from datasets_app.models import Dataset, DatasetImport, Prompt, Question, Response, TranslationUnit
 
 
 @admin.register(Dataset)
@@ -43,11 +43,3 @@ class QuestionAdmin(admin.ModelAdmin):
 class DatasetImportAdmin(admin.ModelAdmin):
     list_display = ["id", "name", "file_format", "status", "created_by", "created_at", "finished_at"]
     list_filter = ["status"]
-
-
-@admin.register(Export)
-class ExportAdmin(admin.ModelAdmin):
-    list_display = ["id", "project", "kind", "strategy", "status", "progress", "created_by", "created_at"]
-    list_filter = ["status", "kind"]
-    raw_id_fields = ["project", "created_by"]
-    readonly_fields = ["options", "filters", "counts", "hub_revision", "started_at", "finished_at"]

@@ -9,8 +9,8 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.permissions import HasRole
-from config.roles import DATA_ROLES
+from accounts.permissions import HasRole
+from accounts.roles import DATA_ROLES
 from datasets_app import selectors
 from datasets_app.models import DatasetImport
 from datasets_app.serializers import (

@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import path
 
 from datasets_app import api
 
@@ -10,5 +10,4 @@ urlpatterns = [
         api.DatasetImportDetailApi.as_view(),
         name="api-dataset-import-detail",
     ),
-    path("exports/", include("datasets_app.export_api")),
 ]

@@ -12,15 +12,3 @@ def dataset_import_run_task(import_id: int) -> str | None:
     if record is None or record.status != DatasetImport.Status.QUEUED:
         return None
     return dataset_import_run(record=record).status
-
-
-@shared_task(name="datasets_app.export_run", soft_time_limit=3600, time_limit=3600 + 60)
-def export_run_task(export_id: int) -> str | None:
-    # Imported on use: the export stack (pandas, pyarrow, huggingface_hub) stays out of the import task's way.
-    from datasets_app.exports import export_run
-    from datasets_app.models import Export
-
-    record = Export.objects.filter(pk=export_id).first()
-    if record is None or record.status != Export.Status.QUEUED:
-        return None
-    return export_run(export=record).status

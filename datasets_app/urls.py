@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import path
 
 from datasets_app import views
 
@@ -7,5 +7,4 @@ urlpatterns = [
     path("", views.dataset_list, name="list"),
     path("<int:dataset_id>/", views.dataset_detail, name="detail"),
     path("<int:dataset_id>/prompts/<int:prompt_id>/", views.prompt_detail, name="prompt"),
-    path("exports/", include("datasets_app.export_urls")),
 ]

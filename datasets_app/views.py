@@ -5,8 +5,8 @@ from itertools import zip_longest
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, render
 
-from config.permissions import role_required
-from config.roles import DATA_ROLES
+from accounts.permissions import role_required
+from accounts.roles import DATA_ROLES
 from datasets_app import selectors
 from datasets_app.models import Dataset
 

@@ -15,9 +15,9 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.permissions import HasRole
+from accounts.roles import DATA_ROLES
 from annotation.models import Project
-from config.permissions import HasRole
-from config.roles import DATA_ROLES
 from datasets_app.models import Dataset
 from evaluation import selectors, services
 from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun, JudgeTemplate, ModelEndpoint

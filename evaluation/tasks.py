@@ -14,8 +14,6 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import ChannelError
 
-# The agreement-report task lives beside the dashboards; importing it here registers it with workers.
-from evaluation import analytics_tasks  # noqa: F401
 from evaluation.models import RunChunk
 from evaluation.services import benchmark_chunk_process, generation_chunk_process, judge_chunk_process
 from evaluation.services.runs import chunks_requeue_lost, run_for_chunk

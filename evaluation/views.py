@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from config.permissions import role_required
-from config.roles import DATA_ROLES
+from accounts.permissions import role_required
+from accounts.roles import DATA_ROLES
 from evaluation import selectors, services
 from evaluation.forms import RUN_FORMS, EndpointForm, add_service_errors
 from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun, ModelEndpoint

@@ -39,13 +39,13 @@ DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 LARGE_BYTES = 200_000
 
-# The names `manage.py demo` gives its projects and its judge run (config/demo.py).
+# The names `manage.py demo` gives its projects and its judge run (demo/services.py).
 RATING = "Demo: rating + best of five"
 PAIRWISE = "Demo: pairwise A/B"
 REVIEW = "Demo: translation review"
 AUTHORING = "Demo: question writing"
 JUDGE_RUN = "Demo: pairwise judge"
-DEMO_PROMPTS = Path(__file__).resolve().parent.parent / "config" / "demo_data" / "prompts.jsonl"
+DEMO_PROMPTS = Path(__file__).resolve().parent.parent / "demo" / "data" / "prompts.jsonl"
 
 
 class ScreenshotError(Exception):

@@ -7,7 +7,15 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 FORBIDDEN = ("django", "rest_framework", "celery")
-PURE_PACKAGES = ["datasets_app/domain", "annotation/domain", "evaluation/domain", "evaluation/inference"]
+PURE_PACKAGES = [
+    "datasets_app/domain",
+    "annotation/domain",
+    "evaluation/domain",
+    "evaluation/inference",
+    "analytics/domain",
+    "exports/domain",
+    "demo/domain",
+]
 
 
 def imported_roots(path):

@@ -36,10 +36,14 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
-    "config.apps.TimbangConfig",
+    # The apps, bottom layer first: each imports only those above it in this list.
+    "accounts",
     "datasets_app",
     "annotation",
     "evaluation",
+    "analytics",
+    "exports",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -72,7 +76,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "config.context_processors.roles",
+                "accounts.context_processors.roles",
             ],
         },
     }
@@ -115,7 +119,7 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 # Attempts per minute allowed on the login form, per client address and per username.
 LOGIN_RATE = env("LOGIN_RATE", default="10/m")
-RATELIMIT_VIEW = "config.views.rate_limited"
+RATELIMIT_VIEW = "accounts.views.rate_limited"
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("id", _("Bahasa Indonesia"))]
@@ -157,7 +161,7 @@ SPECTACULAR_SETTINGS = {
     # Several models have a "kind" or "status" field with different choices: name each enum after its model.
     "ENUM_NAME_OVERRIDES": {
         "DatasetKindEnum": "datasets_app.models.Dataset.Kind",
-        "ExportKindEnum": "datasets_app.models.Export.Kind",
+        "ExportKindEnum": "exports.models.Export.Kind",
         "ProjectKindEnum": "annotation.models.Project.Kind",
         "TranslationUnitStatusEnum": "datasets_app.models.TranslationUnit.Status",
         "QuestionStatusEnum": "datasets_app.models.Question.Status",

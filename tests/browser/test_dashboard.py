@@ -3,9 +3,9 @@
 import pytest
 from django.core.cache import cache
 
+from tests.analytics.conftest import work_through
+from tests.analytics.test_reports import likert_answers
 from tests.annotation import conftest as annotation_fixtures
-from tests.evaluation.analytics.conftest import work_through
-from tests.evaluation.analytics.test_reports import likert_answers
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 make_project = annotation_fixtures.make_project
@@ -35,7 +35,7 @@ def test_manager_sees_alpha_values_and_a_rendered_chart(page, login, answered):
     page.wait_for_url("**level=interval")
     table = page.locator("[data-table=alpha-alpha]")
     assert "relevance" in table.inner_text()
-    assert "0.866" in table.inner_text()  # 71/82, see tests/evaluation/analytics/test_reports.py
+    assert "0.866" in table.inner_text()  # 71/82, see tests/analytics/test_reports.py
     chart = page.get_by_test_id("chart-alpha")
     chart.locator("svg").first.wait_for()
     assert chart.locator("svg .mark-symbol path, svg .mark-symbol").count() >= 1

@@ -15,8 +15,9 @@ from rest_framework.authtoken.models import Token
 
 from annotation import services
 from annotation.models import Assignment, FlagRecompute, Project
-from datasets_app.models import Dataset, DatasetImport, Export
+from datasets_app.models import Dataset, DatasetImport
 from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun, JudgeTemplate, ModelEndpoint
+from exports.models import Export
 from tests.annotation.conftest import (
     MODEL_NAMES,
     build_dataset,

@@ -87,7 +87,7 @@ def _page_token(client: Client, url: str) -> str:
             lambda w: {"assignment_id": w.peer_assignment.pk},
             lambda w: {},
         ),
-        ("researcher", "datasets:export_new", lambda w: {"project_id": w.rating.pk}, lambda w: {}),
+        ("researcher", "exports:export_new", lambda w: {"project_id": w.rating.pk}, lambda w: {}),
         (
             "researcher",
             "evaluation:run-cancel",

@@ -81,11 +81,11 @@ PAGES: dict[str, Row] = {
     "datasets:prompt": Row(
         "GET", DATA, lambda w: {"dataset_id": w.dataset.pk, "prompt_id": w.dataset.prompts.first().pk}
     ),
-    "datasets:export_list": Row("GET", DATA),
-    "datasets:export_new": Row("GET", DATA, rating),
-    "datasets:export_preview": Row("POST", DATA, rating, lambda w: {"format": "hf"}),
-    "datasets:export_detail": Row("GET", DATA, lambda w: {"export_id": w.export.pk}),
-    "datasets:export_download": Row("GET", DATA, lambda w: {"export_id": w.export.pk}),
+    "exports:export_list": Row("GET", DATA),
+    "exports:export_new": Row("GET", DATA, rating),
+    "exports:export_preview": Row("POST", DATA, rating, lambda w: {"format": "hf"}),
+    "exports:export_detail": Row("GET", DATA, lambda w: {"export_id": w.export.pk}),
+    "exports:export_download": Row("GET", DATA, lambda w: {"export_id": w.export.pk}),
     # the annotator loop: members only, tokens of the owner only (admins are annotators too, not members)
     "annotation:start": Row("GET", "L A A N F F F N", rating),
     "annotation:task": Row("GET", "L A N N F F F N", own_token),
@@ -105,7 +105,6 @@ PAGES: dict[str, Row] = {
     "annotation:manage_flags_recompute": Row("POST", MANAGE, translation),
     "annotation:manage_flags_progress": Row("GET", MANAGE, translation),
     "annotation:manage_flag_settings": Row("POST", MANAGE, translation),
-    "annotation:manage_corpus_export": Row("GET", MANAGE, translation),
     "annotation:manage_pairs_upload": Row("POST", MANAGE, authoring),
     "annotation:manage_conflicts_csv": Row("GET", MANAGE, mcq),
     # review

@@ -16,10 +16,10 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation import services
-from datasets_app.exports import ExportOptions, export_create
 from evaluation.models import ModelEndpoint
 from evaluation.services import backend_cache_clear, generation_run_start, judge_run_start
 from evaluation.services.endpoints import endpoint_create, endpoint_update
+from exports.services import ExportOptions, export_create
 from tests.evaluation.inference.openai_stub_server import Reply, StubOpenAIServer, completion_body
 from tests.evaluation.services.builders import make_pair_dataset, make_prompt_dataset
 

@@ -3,7 +3,7 @@ from django.contrib.auth import get_user_model
 
 from annotation import services
 from annotation.models import Project
-from config.demo import (
+from demo.services import (
     ANSWERING_PROJECT,
     AUTHORING_PROJECT,
     DEMO_PROJECTS,

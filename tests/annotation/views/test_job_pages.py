@@ -10,7 +10,8 @@ from rest_framework.test import APIClient
 
 from annotation import services
 from annotation.models import Assignment
-from datasets_app.models import Export, Question, TranslationUnit
+from datasets_app.models import Question, TranslationUnit
+from exports.models import Export
 from tests.annotation.conftest import build_question_dataset, build_translation_dataset
 
 pytestmark = pytest.mark.django_db
@@ -95,7 +96,10 @@ def test_someone_elses_task_is_a_404_and_annotators_cannot_manage(client, transl
         client.post(reverse("annotation:submit", args=[work.token]), {"translation": "x"}).status_code == 404
     )
     assert client.get(reverse("annotation:manage_detail", args=[review.pk])).status_code == 403
-    assert client.get(reverse("annotation:manage_corpus_export", args=[review.pk])).status_code == 403
+    assert (
+        client.post(reverse("exports:export_new", args=[review.pk]), {"kind": "parallel-corpus"}).status_code
+        == 403
+    )
     api = APIClient()
     api.force_authenticate(reviewer)
     assert (
@@ -128,11 +132,16 @@ def test_manager_sees_the_translation_report_and_downloads_the_corpus(
     assert page.status_code == 200
     assert 'data-testid="flags-by-pair"' in body and 'data-testid="translators"' in body
     assert "<ins>" in body and "wonten griya" in body  # the fix shown as a word diff
-    download = client.get(reverse("annotation:manage_corpus_export", args=[review.pk]))
-    assert download.status_code == 200 and download["Content-Disposition"].endswith('.zip"')
-    # The download is the parallel-corpus export, recorded so it can be reproduced.
+    # The page's export button queues the parallel-corpus export like every other export (a POST).
+    assert f'action="{reverse("exports:export_new", args=[review.pk])}"' in body
+    started = client.post(reverse("exports:export_new", args=[review.pk]), {"kind": "parallel-corpus"})
     export = Export.objects.get(project=review)
+    assert started.status_code == 302 and started["Location"] == reverse(
+        "exports:export_detail", args=[export.pk]
+    )
     assert (export.kind, export.status, export.counts.get("rows")) == ("parallel-corpus", "succeeded", 2)
+    download = client.get(reverse("exports:export_download", args=[export.pk]))
+    assert download.status_code == 200 and download["Content-Disposition"].endswith('.zip"')
     with zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content))) as archive:
         assert "data/train-00000-of-00001.parquet" in archive.namelist()
     recompute = client.post(reverse("annotation:manage_flags_recompute", args=[review.pk]))

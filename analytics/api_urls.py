@@ -1,0 +1,19 @@
+from django.urls import path, re_path
+
+from analytics import api
+
+SECTION = r"(?P<section>[a-z_]+)"
+
+urlpatterns = [
+    path("projects/<int:project_id>/agreement", api.AgreementReportApi.as_view(), name="api-agreement"),
+    re_path(
+        r"^projects/(?P<project_id>[0-9]+)/agreement/" + SECTION + r"\.csv$",
+        api.AgreementCsvApi.as_view(),
+        name="api-agreement-csv",
+    ),
+    re_path(
+        r"^projects/(?P<project_id>[0-9]+)/agreement/" + SECTION + r"$",
+        api.AgreementSectionApi.as_view(),
+        name="api-agreement-section",
+    ),
+]

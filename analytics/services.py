@@ -1,0 +1,827 @@
+"""Agreement reports of an annotation project: computed from DataFrames, cached until the data changes.
+
+A report is one JSON-ready dict with a section per dashboard panel; each section holds named tables
+(lists of flat rows, so every table is also a CSV) and a note when the section does not apply.
+
+Caching. Reports live in Django's cache (Redis in production, a file cache embedded, shared by the web
+server and the worker), under a key made of the project, the measurement level and the project's
+:func:`~analytics.selectors.data_version`. A new, edited or returned answer or a new judgment
+changes the version, so the next visit misses the cache and recomputes; nothing has to be invalidated
+by hand, and old entries simply expire. While a report is computed in the background a status entry
+under the same key carries the progress the page shows; small projects are computed in the request.
+We chose the cache over a table because a report is derived data that can always be rebuilt, and the
+cache needs no migration in an app whose models belong to the run machinery.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from django.utils.translation import gettext_noop
+
+from analytics import selectors
+from analytics.domain import agreement as ag
+from analytics.domain import judge_agreement as ja
+from analytics.domain.bradley_terry import bradley_terry
+from annotation.domain.submission import ALL_BAD
+from annotation.models import Project
+from annotation.selectors import conflict_matrix, gold_scores
+
+REPORT_FORMAT = 1
+DEFAULT_LEVEL = "ordinal"
+BOOTSTRAP_DRAWS = 1000
+BT_DRAWS = 200
+TIE_THRESHOLD = 1.0
+TREND_POINTS = (0.2, 0.4, 0.6, 0.8, 1.0)
+REPORT_TIMEOUT = 14 * 24 * 3600
+# A queued or running status expires, so a report whose worker died is queued again on a later visit.
+STATUS_TIMEOUT = 15 * 60
+FAILED_TIMEOUT = 60
+
+SECTIONS: dict[str, str] = {
+    "alpha": gettext_noop("Agreement per criterion"),
+    "breakdowns": gettext_noop("Agreement by category, language, register and group"),
+    "between_groups": gettext_noop("Agreement between the two groups"),
+    "trend": gettext_noop("Agreement as answers come in"),
+    "annotators": gettext_noop("Annotators: leave-one-out"),
+    "distributions": gettext_noop("Rating distributions"),
+    "best_of_n": gettext_noop("Best-of-N picks"),
+    "pairwise": gettext_noop("Pairwise votes"),
+    "bradley_terry": gettext_noop("Bradley-Terry ratings"),
+    "judges": gettext_noop("Judge leaderboard"),
+    "conflicts": gettext_noop("Answer conflicts (creator x answerer)"),
+}
+# Question-answering projects get the conflict matrix only: they have no ratings, picks or votes.
+QUESTION_KIND = "mcq_answer"
+
+Progress = Callable[[int, str], None]
+
+
+def inline_limit() -> int:
+    """Answer values up to which a report is computed in the request instead of on a worker."""
+    return int(getattr(settings, "ANALYTICS_INLINE_MAX_VALUES", 3000))
+
+
+# -- plain values ----------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, str | bool):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return None if math.isnan(value) or math.isinf(value) else float(value)
+    if isinstance(value, pd.Timestamp | datetime):
+        return value.isoformat()
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return str(value)
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def _rate(agreement: ja.AgreementRate, prefix: str = "") -> dict[str, Any]:
+    return {
+        f"{prefix}with_ties": agreement.with_ties,
+        f"{prefix}n_with_ties": agreement.n_with_ties,
+        f"{prefix}without_ties": agreement.without_ties,
+        f"{prefix}n_without_ties": agreement.n_without_ties,
+    }
+
+
+def _section(tables: dict[str, list[dict[str, Any]]] | None = None, note: str | None = None, **extra) -> dict:
+    return {"tables": tables or {}, "note": note, **extra}
+
+
+# -- measures: everything alpha is computed on -----------------------------------------------------------
+
+
+def measures(frame: pd.DataFrame, level: str) -> pd.DataFrame:
+    """Long rows (unit, coder, value, criterion, level, ...) of every agreement measure of the project.
+
+    Likert ratings: one unit per rated response, at ``level``. Best picks: one unit per task, the value
+    is the canonical response id (``all_bad`` kept as its own category), nominal, so the position a
+    response was shown at never matters. Pairwise votes: one unit per task and turn, nominal.
+    """
+    dims = ["group", "category", "language", "register", "submitted_at", "task"]
+    parts = []
+    rated = frame.loc[frame["value"].notna()]
+    if len(rated):
+        parts.append(
+            rated.assign(
+                unit=rated["task"].astype(str) + ":" + _id_text(rated["response"], ""),
+                value=rated["value"].astype(float),
+                level=level,
+            )
+        )
+    best = frame.loc[frame["criterion"] == "best"]
+    if len(best):
+        picked = _id_text(best["response"], ALL_BAD)
+        parts.append(best.assign(unit=best["task"].astype(str), value=picked, level="nominal"))
+    votes = _votes(frame)
+    if len(votes):
+        parts.append(votes.assign(unit=votes["item"], value=votes["choice"], level="nominal"))
+    columns = ["unit", "coder", "value", "criterion", "level", *dims]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat([p[columns] for p in parts], ignore_index=True)
+    out["register"] = out["register"].fillna("")
+    return out
+
+
+def _id_text(values: pd.Series, missing: str) -> pd.Series:
+    """Integer ids (or turns) as text, ``missing`` for nulls: keys that merge and group reliably."""
+    return values.map(lambda v: missing if pd.isna(v) else str(int(v)))
+
+
+def _votes(frame: pd.DataFrame) -> pd.DataFrame:
+    votes = frame.loc[frame["criterion"] == "vote"].copy()
+    if votes.empty:
+        return votes.assign(item=pd.Series(dtype=str))
+    turn = _id_text(votes["turn"], "all")
+    votes["item"] = votes["task"].astype(str) + ":" + turn
+    return votes
+
+
+def _dimensions(data: pd.DataFrame) -> list[str]:
+    """Breakdown dimensions with at least one non-empty value (register is often absent)."""
+    found = []
+    for name in ("category", "language", "register", "group"):
+        if name in data.columns and (data[name].astype(str) != "").any():
+            found.append(name)
+    return found
+
+
+# -- sections ----------------------------------------------------------------------------------------
+
+
+def alpha_section(data: pd.DataFrame, *, draws: int, seed: int) -> dict:
+    rows = []
+    for criterion, part in data.groupby("criterion", sort=False):
+        level = part["level"].iloc[0]
+        prepared = ag.Reliability.from_long(part, level)
+        result = prepared.alpha()
+        boot = prepared.bootstrap(draws=draws, seed=seed, alpha_min=(0.667, 0.8)) if draws else None
+        ac1 = ag.gwet_ac1(part)
+        rows.append(
+            {
+                "criterion": criterion,
+                "level": level,
+                "alpha": result.alpha,
+                "ci_low": boot.ci[0] if boot and boot.ci else None,
+                "ci_high": boot.ci[1] if boot and boot.ci else None,
+                "q_below_0_667": boot.q_below.get(0.667) if boot else None,
+                "n_units": result.n_units,
+                "n_coders": result.n_coders,
+                "n_pairable_values": result.n_pairable_values,
+                "percent_agreement": ag.percent_agreement(part),
+                "ac1": ac1.value,
+                "undefined_reason": result.undefined_reason,
+            }
+        )
+    note = None if rows else gettext_noop("No submitted answers yet.")
+    return _section({"alpha": rows}, note, draws=draws, seed=seed)
+
+
+def breakdowns_section(data: pd.DataFrame) -> dict:
+    rows: list[dict[str, Any]] = []
+    for _criterion, part in data.groupby("criterion", sort=False):
+        dimensions = _dimensions(part)
+        table = ag.alpha_breakdowns(part, part["level"].iloc[0], dimensions=dimensions)
+        rows.extend(_records(table))
+    return _section({"breakdowns": rows}, None if rows else gettext_noop("No submitted answers yet."))
+
+
+def between_groups_section(data: pd.DataFrame) -> dict:
+    numeric = data.loc[data["level"] != "nominal"]
+    names = sorted(numeric["group"].dropna().unique(), key=str)
+    if len(names) != 2:
+        return _section(
+            note=gettext_noop("Between-group agreement needs Likert ratings from exactly two groups.")
+        )
+    rows = []
+    for criterion, part in numeric.groupby("criterion", sort=False):
+        result = ag.between_group_agreement(part, part["level"].iloc[0], groups=(names[0], names[1]))
+        rows.append(
+            {
+                "criterion": criterion,
+                "group_a": names[0],
+                "group_b": names[1],
+                "alpha_means": result.alpha_means.alpha,
+                "alpha_pooled": result.alpha_pooled.alpha,
+                "pearson_r": result.pearson_r,
+                "mean_offset": result.mean_offset,
+                "n_shared_units": result.n_shared_units,
+                "undefined_reason": result.alpha_means.undefined_reason,
+            }
+        )
+    return _section({"between_groups": rows})
+
+
+def trend_section(data: pd.DataFrame, points: tuple[float, ...] = TREND_POINTS) -> dict:
+    """Alpha over the first N submissions at a few checkpoints (submission order)."""
+    if data.empty:
+        return _section(note=gettext_noop("No submitted answers yet."))
+    order = (
+        data[["task", "coder", "submitted_at"]]
+        .drop_duplicates(["task", "coder"])
+        .sort_values(["submitted_at", "task", "coder"], kind="stable")
+        .reset_index(drop=True)
+    )
+    order["rank"] = np.arange(1, len(order) + 1)
+    ranked = data.merge(order[["task", "coder", "rank"]], on=["task", "coder"])
+    total = len(order)
+    checkpoints = sorted({max(1, math.ceil(total * p)) for p in points})
+    rows = []
+    for n in checkpoints:
+        upto = ranked.loc[ranked["rank"] <= n]
+        until = order.loc[n - 1, "submitted_at"]
+        for criterion, part in upto.groupby("criterion", sort=False):
+            result = ag.krippendorff_alpha(part, part["level"].iloc[0])
+            rows.append(
+                {
+                    "n_submissions": n,
+                    "submitted_until": _plain(until),
+                    "criterion": criterion,
+                    "alpha": result.alpha,
+                    "n_units": result.n_units,
+                    "undefined_reason": result.undefined_reason,
+                }
+            )
+    return _section({"trend": rows}, n_submissions=total)
+
+
+def _coder_agreement(part: pd.DataFrame) -> pd.DataFrame:
+    """Per coder: share of agreeing pairs with other coders on shared units, and (numeric) mean |gap|.
+
+    The gap is between the coder's value and the mean of the other coders' values on the same unit.
+    """
+    frame = part[["unit", "coder", "value"]].copy()
+    frame["key"] = frame["value"].astype(str)
+    m = frame.groupby("unit")["coder"].transform("size")
+    same = frame.groupby(["unit", "key"])["coder"].transform("size")
+    frame = frame.assign(others=m - 1, agreeing=same - 1)
+    shared = frame.loc[frame["others"] > 0]
+    out = shared.groupby("coder").agg(agreeing=("agreeing", "sum"), others=("others", "sum"))
+    out["percent_agreement"] = out["agreeing"] / out["others"]
+    if part["level"].iloc[0] != "nominal":
+        values = shared["value"].astype(float)
+        total = values.groupby(shared["unit"]).transform("sum")
+        gap = (values - (total - values) / shared["others"]).abs()
+        out["mean_abs_gap"] = gap.groupby(shared["coder"]).mean()
+    else:
+        out["mean_abs_gap"] = np.nan
+    return out[["percent_agreement", "mean_abs_gap"]]
+
+
+def annotators_section(data: pd.DataFrame, gold: dict) -> dict:
+    rows = []
+    for criterion, part in data.groupby("criterion", sort=False):
+        loo = ag.leave_one_out_alpha(part, part["level"].iloc[0]).set_index("coder")
+        pairs = _coder_agreement(part)
+        counts = part.groupby("coder").agg(n_values=("value", "size"), group=("group", "first"))
+        for coder in loo.index:
+            accuracy = gold.get(coder)
+            rows.append(
+                {
+                    "criterion": criterion,
+                    "coder": coder,
+                    "group": counts.loc[coder, "group"],
+                    "n_values": counts.loc[coder, "n_values"],
+                    "alpha_without": loo.loc[coder, "alpha"],
+                    "delta": loo.loc[coder, "delta"],
+                    "percent_agreement": pairs["percent_agreement"].get(coder),
+                    "mean_abs_gap": pairs["mean_abs_gap"].get(coder),
+                    "gold_items": accuracy.n_items if accuracy else 0,
+                    "gold_accuracy": accuracy.mean_score if accuracy else None,
+                }
+            )
+    rows = [{k: _plain(v) for k, v in row.items()} for row in rows]
+    note = None if rows else gettext_noop("No submitted answers yet.")
+    return _section({"annotators": rows}, note)
+
+
+def distributions_section(frame: pd.DataFrame) -> dict:
+    """Counts of each rating value per criterion (1-5 always listed), of picks and of votes."""
+    rows = []
+    rated = frame.loc[frame["value"].notna()]
+    for criterion, part in rated.groupby("criterion", sort=False):
+        counts = part["value"].astype(int).value_counts()
+        values = sorted(set(range(1, 6)) | set(counts.index))
+        for value in values:
+            n = int(counts.get(value, 0))
+            rows.append({"criterion": criterion, "value": str(value), "count": n, "share": n / len(part)})
+    votes = _votes(frame)
+    if len(votes):
+        counts = votes["choice"].value_counts()
+        for value in ("A", "B", "tie", "both_bad"):
+            n = int(counts.get(value, 0))
+            rows.append({"criterion": "vote", "value": value, "count": n, "share": n / len(votes)})
+    return _section({"distributions": rows}, None if rows else gettext_noop("No submitted answers yet."))
+
+
+def best_of_n_section(frame: pd.DataFrame, data: pd.DataFrame, task_models: pd.DataFrame) -> dict:
+    best = frame.loc[frame["criterion"] == "best"]
+    if best.empty:
+        return _section(note=gettext_noop("This project has no best-of-N picks."))
+    picks = best["model"].fillna(ALL_BAD).value_counts()
+    shown = task_models.loc[task_models["task"].isin(best["task"])].groupby("model")["task"].nunique()
+    rows = [
+        {
+            "model": model,
+            "picks": int(picks.get(model, 0)),
+            "share": int(picks.get(model, 0)) / len(best),
+            "tasks_shown": int(shown.get(model, 0)),
+        }
+        for model in sorted(set(picks.index) | set(shown.index), key=str)
+    ]
+    part = data.loc[data["criterion"] == "best"]
+    result = ag.krippendorff_alpha(part, "nominal")
+    summary = {
+        "alpha": result.alpha,
+        "n_units": result.n_units,
+        "n_coders": result.n_coders,
+        "percent_agreement": ag.percent_agreement(part),
+        "undefined_reason": result.undefined_reason,
+    }
+    return _section({"picks": rows}, summary=summary)
+
+
+def _pairwise_human(frame: pd.DataFrame) -> pd.DataFrame:
+    """Human pairwise votes keyed by item (task and turn) with the voter; both_bad counts as a tie."""
+    votes = _votes(frame)
+    return pd.DataFrame(
+        {
+            "item": votes["item"],
+            "annotator": votes["coder"],
+            "vote": votes["choice"].replace({"both_bad": ja.TIE}),
+            "category": votes["category"],
+        }
+    )
+
+
+def pairwise_section(frame: pd.DataFrame, data: pd.DataFrame) -> dict:
+    human = _pairwise_human(frame)
+    if human.empty:
+        return _section(note=gettext_noop("This project has no pairwise votes."))
+    rate = ja.human_human_agreement(human)
+    part = data.loc[data["criterion"] == "vote"]
+    result = ag.krippendorff_alpha(part, "nominal")
+    summary = {
+        "alpha": result.alpha,
+        "n_units": result.n_units,
+        "percent_agreement": ag.percent_agreement(part),
+        "undefined_reason": result.undefined_reason,
+        **_rate(rate),
+        "n_items": rate.n_items,
+    }
+    return _section({"human_human": [summary]}, summary=summary)
+
+
+def _bt_rows(votes: pd.DataFrame, source: str, *, draws: int, seed: int) -> tuple[list[dict], str | None]:
+    if votes.empty:
+        return [], None
+    try:
+        fitted = bradley_terry(votes, draws=draws, seed=seed)
+    except ValueError as exc:
+        return [], f"{source}: {exc}"
+    table = fitted.ratings.assign(source=source, n_votes=fitted.n_votes)
+    return _records(table), None
+
+
+def pick_votes(frame: pd.DataFrame, task_models: pd.DataFrame) -> pd.DataFrame:
+    """A best pick among N responses as N - 1 wins of the picked model over each other shown model."""
+    best = frame.loc[
+        (frame["criterion"] == "best") & (frame["choice"] != ALL_BAD), ["task", "coder", "model"]
+    ]
+    if best.empty:
+        return pd.DataFrame(columns=["model_a", "model_b", "winner"])
+    shown = best.merge(task_models.rename(columns={"model": "other"})[["task", "other"]], on="task")
+    shown = shown.loc[shown["other"] != shown["model"]]
+    return pd.DataFrame({"model_a": shown["model"], "model_b": shown["other"], "winner": ja.A}).reset_index(
+        drop=True
+    )
+
+
+def bradley_terry_section(frame: pd.DataFrame, task_models: pd.DataFrame, *, draws: int, seed: int) -> dict:
+    """Model ratings from pairwise votes (both bad counted as a tie) and from best-of-N picks."""
+    votes = _votes(frame)
+    pairwise = pd.DataFrame(
+        {
+            "model_a": votes["model_a"],
+            "model_b": votes["model_b"],
+            "winner": votes["choice"].replace({"both_bad": ja.TIE}),
+        }
+    ).dropna()
+    rows, notes = [], []
+    for source, table in (("pairwise", pairwise), ("best_of_n", pick_votes(frame, task_models))):
+        found, note = _bt_rows(table, source, draws=draws, seed=seed)
+        rows.extend(found)
+        if note:
+            notes.append(note)
+    if not rows and not notes:
+        notes.append(gettext_noop("Bradley-Terry ratings need pairwise votes or best-of-N picks."))
+    return _section({"ratings": rows}, "; ".join(notes) or None, draws=draws)
+
+
+# -- judges ---------------------------------------------------------------------------------------------
+
+
+def _orient(a: pd.Series, b: pd.Series, turn: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Item key of an unordered response pair (smaller id first) and whether a/b were swapped."""
+    a, b = a.astype("int64"), b.astype("int64")
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    turn_text = _id_text(turn, "all")
+    return lo.astype(str) + "-" + hi.astype(str) + ":" + turn_text, a > b
+
+
+def _swap(votes: pd.Series, swapped: pd.Series) -> pd.Series:
+    flipped = votes.map({ja.A: ja.B, ja.B: ja.A}).fillna(votes)
+    return votes.where(~swapped, flipped)
+
+
+def human_preferences(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each annotator's preference per response pair: pairwise votes, or derived from Likert ratings.
+
+    Likert: for every pair of responses an annotator rated in one task, the one with the larger sum of
+    ratings over the criteria is preferred, equal sums are a tie (IndoPref's preference from ratings).
+    Columns: item (pair and turn), annotator, vote, category.
+    """
+    votes = _votes(frame)
+    if len(votes):
+        votes = votes.loc[votes["turn"].fillna(-1) == votes["task_turn"].fillna(-1)]
+        item, swapped = _orient(votes["response_a"], votes["response_b"], votes["task_turn"])
+        vote = _swap(votes["choice"].replace({"both_bad": ja.TIE}), swapped)
+        return pd.DataFrame(
+            {"item": item, "annotator": votes["coder"], "vote": vote, "category": votes["category"]}
+        )
+    rated = frame.loc[frame["value"].notna()]
+    if rated.empty:
+        return pd.DataFrame(columns=["item", "annotator", "vote", "category"])
+    totals = rated.groupby(["task", "coder", "response", "category"], as_index=False)["value"].sum()
+    pairs = totals.merge(totals, on=["task", "coder", "category"], suffixes=("_a", "_b"))
+    pairs = pairs.loc[pairs["response_a"] < pairs["response_b"]]
+    vote = np.where(
+        pairs["value_a"] > pairs["value_b"], ja.A, np.where(pairs["value_a"] < pairs["value_b"], ja.B, ja.TIE)
+    )
+    item, _ = _orient(pairs["response_a"], pairs["response_b"], pd.Series(pd.NA, index=pairs.index))
+    return pd.DataFrame(
+        {"item": item, "annotator": pairs["coder"], "vote": vote, "category": pairs["category"]}
+    )
+
+
+def _graded_verdicts(graded: pd.DataFrame, items: pd.DataFrame, tie_threshold: float) -> pd.DataFrame:
+    """Scores of both responses of each human item (mean over turns for whole-conversation items)."""
+    scores = graded.assign(score=graded["score"].where(graded["parse_status"] == "ok"))
+    per_turn = scores.set_index(["response_a", "turn"])["score"]
+    overall = scores.groupby("response_a")["score"].agg(lambda s: s.mean() if s.notna().all() else np.nan)
+
+    def lookup(response: int, turn: object) -> float:
+        if pd.isna(turn):
+            return float(overall.get(response, np.nan))
+        return float(per_turn.get((response, int(turn)), np.nan))
+
+    score_a = [lookup(a, t) for a, t in zip(items["a"], items["turn"], strict=True)]
+    score_b = [lookup(b, t) for b, t in zip(items["b"], items["turn"], strict=True)]
+    out = items[["item"]].assign(score_a=score_a, score_b=score_b)
+    return out.loc[out["score_a"].notna() | out["score_b"].notna()]
+
+
+def _items_of(human: pd.DataFrame) -> pd.DataFrame:
+    keys = human["item"].drop_duplicates()
+    pair, turn = keys.str.split(":", expand=True)[0], keys.str.split(":", expand=True)[1]
+    ab = pair.str.split("-", expand=True).astype("int64")
+    return pd.DataFrame(
+        {"item": keys.values, "a": ab[0].values, "b": ab[1].values, "turn": turn.replace("all", None).values}
+    )
+
+
+def _judge_row(name: str, kind: str, human: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[dict, list[dict]]:
+    agreement = ja.human_judge_agreement(human, verdicts)
+    majority = ja.majority_agreement(human, verdicts)
+    accuracy = ja.judge_accuracy(human, verdicts)
+    row = {
+        "judge": name,
+        "kind": kind,
+        "n_items": agreement.n_items,
+        **_rate(agreement),
+        **_rate(majority, "majority_"),
+        "accuracy": accuracy.accuracy,
+        "accuracy_raw": accuracy.accuracy_raw,
+        "macro_accuracy": accuracy.macro_accuracy,
+        "n_valid": accuracy.n_valid,
+        "n_parse_errors": accuracy.n_parse_errors,
+        "n_human_ties": accuracy.n_human_ties,
+    }
+    categories = [{"judge": name, **r} for r in _records(accuracy.by_category)]
+    return row, categories
+
+
+def judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshold: float) -> dict:
+    """Leaderboard of judges against the human preferences, SeaBench- and IndoPref-style."""
+    if judgments.empty:
+        return _section(note=gettext_noop("No judge has run on this project's responses yet."))
+    human = human_preferences(frame)
+    if human.empty:
+        return _section(note=gettext_noop("Judges are compared with human preferences; there are none yet."))
+    hh = ja.human_human_agreement(human)
+    leaderboard = [
+        {"judge": "human-human", "kind": "human", "n_items": hh.n_items, **_rate(hh)},
+    ]
+    categories: list[dict] = []
+    consistency: list[dict] = []
+    wanted = set(human["item"])
+    pairwise = judgments.loc[judgments["order"] == "both"]
+    for (run, judge), part in pairwise.groupby(["run", "judge"], sort=True):
+        item, swapped = _orient(part["response_a"], part["response_b"], part["turn"])
+        verdicts = pd.DataFrame({"item": item, "vote": _swap(part["verdict"], swapped)})
+        verdicts = verdicts.loc[verdicts["item"].isin(wanted)].drop_duplicates("item")
+        name = f"{judge} (run {run})"
+        row, by_category = _judge_row(name, "pairwise", human, verdicts)
+        leaderboard.append(row)
+        categories.extend(by_category)
+        flags = part.loc[item.isin(wanted) & (part["consistency"] != "single"), "consistency"]
+        counts = flags.value_counts()
+        consistency.append(
+            {
+                "judge": name,
+                "n": len(flags),
+                **{
+                    outcome: (int(counts.get(outcome, 0)) / len(flags) if len(flags) else None)
+                    for outcome in (ja.CONSISTENT, ja.BIASED_FIRST, ja.BIASED_SECOND, ja.ERROR)
+                },
+            }
+        )
+    graded = judgments.loc[judgments["order"] == "single"]
+    items = _items_of(human)
+    averaged = []
+    for (run, judge), part in graded.groupby(["run", "judge"], sort=True):
+        scores = _graded_verdicts(part, items, tie_threshold)
+        averaged.append(scores.assign(judge=f"{judge} (run {run})"))
+        verdicts = pd.DataFrame(
+            {
+                "item": scores["item"],
+                "vote": ja.verdicts_from_scores(
+                    scores["score_a"], scores["score_b"], tie_threshold=tie_threshold
+                ),
+            }
+        )
+        row, by_category = _judge_row(f"{judge} (run {run})", "graded", human, verdicts)
+        leaderboard.append(row)
+        categories.extend(by_category)
+    if len(averaged) >= 2:
+        ensemble = ja.ensemble_scores(pd.concat(averaged, ignore_index=True))
+        scores = ensemble.scores
+        verdicts = pd.DataFrame(
+            {
+                "item": scores["item"],
+                "vote": ja.verdicts_from_scores(
+                    scores["score_a"], scores["score_b"], tie_threshold=tie_threshold
+                ),
+            }
+        )
+        row, by_category = _judge_row("ensemble", "ensemble", human, verdicts)
+        row["n_left_out"] = ensemble.n_left_out
+        leaderboard.append(row)
+        categories.extend(by_category)
+    tables = {"leaderboard": _plain_rows(leaderboard), "by_category": _plain_rows(categories)}
+    if consistency:
+        tables["position_consistency"] = _plain_rows(consistency)
+    return _section(tables, tie_threshold=tie_threshold)
+
+
+def _plain_rows(rows: list[dict]) -> list[dict]:
+    return [{k: _plain(v) for k, v in row.items()} for row in rows]
+
+
+def conflicts_section(matrix) -> dict:
+    """Creator x answerer counts of answers that differ from the creator's key (id-csqa's heatmap).
+
+    ``matrix`` is a ``datasets_app.domain.questions.ConflictMatrix`` (None when nothing is answered).
+    """
+    if matrix is None or matrix.table.empty:
+        return _section(note=gettext_noop("No answered questions yet."))
+    table = matrix.table.assign(
+        conflict_share=lambda t: (t["n_conflicts"] / t["n_answers"]).where(t["n_answers"] > 0)
+    )
+    return _section({"conflicts": _records(table)}, total_conflicts=int(table["n_conflicts"].sum()))
+
+
+def _question_report(project: Project, step: Progress) -> dict[str, dict]:
+    step(50, "conflicts")
+    return {"conflicts": conflicts_section(conflict_matrix(project=project))}
+
+
+# -- the report ---------------------------------------------------------------------------------------
+
+
+def compute_report(
+    *,
+    project: Project,
+    level: str = DEFAULT_LEVEL,
+    draws: int = BOOTSTRAP_DRAWS,
+    bt_draws: int = BT_DRAWS,
+    tie_threshold: float = TIE_THRESHOLD,
+    version: str | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Every dashboard section of one project, as JSON-ready values (three to five queries)."""
+    level = ag.check_level(level)
+    step = progress or (lambda percent, stage: None)
+    version = version or selectors.data_version(project=project)
+    step(2, "reading answers")
+    frame = selectors.annotation_frame(project=project)
+    if project.kind == QUESTION_KIND:
+        return _report(project, level, version, frame, _question_report(project, step))
+    data = measures(frame, level)
+    needs_models = (frame["criterion"] == "best").any()
+    task_models = selectors.task_models(project=project) if needs_models else selectors.empty_task_models()
+    seed = int(project.seed)
+    plan: list[tuple[str, int, Callable[[], dict]]] = [
+        ("alpha", 35, lambda: alpha_section(data, draws=draws, seed=seed)),
+        ("breakdowns", 45, lambda: breakdowns_section(data)),
+        ("between_groups", 50, lambda: between_groups_section(data)),
+        ("trend", 58, lambda: trend_section(data)),
+        ("annotators", 68, lambda: annotators_section(data, gold_scores(project=project))),
+        ("distributions", 70, lambda: distributions_section(frame)),
+        ("best_of_n", 72, lambda: best_of_n_section(frame, data, task_models)),
+        ("pairwise", 75, lambda: pairwise_section(frame, data)),
+        ("bradley_terry", 90, lambda: bradley_terry_section(frame, task_models, draws=bt_draws, seed=seed)),
+        (
+            "judges",
+            99,
+            lambda: judges_section(
+                frame, selectors.judgment_frame(project=project), tie_threshold=tie_threshold
+            ),
+        ),
+    ]
+    sections: dict[str, dict] = {}
+    for name, percent, build in plan:
+        step(percent, name)
+        sections[name] = build()
+    return _report(project, level, version, frame, sections)
+
+
+def _report(
+    project: Project, level: str, version: str, frame: pd.DataFrame, sections: dict
+) -> dict[str, Any]:
+    return {
+        "format": REPORT_FORMAT,
+        "project": project.pk,
+        "project_name": project.name,
+        "kind": project.kind,
+        "level": level,
+        "data_version": version,
+        "computed_at": datetime.now(UTC).isoformat(),
+        "n_values": len(frame),
+        "n_coders": int(frame["coder"].nunique()),
+        "sections": sections,
+    }
+
+
+# -- cache and background computation --------------------------------------------------------------
+
+
+def _key(kind: str, project_id: int, level: str, version: str = "") -> str:
+    return f"analytics:{REPORT_FORMAT}:{kind}:{project_id}:{level}:{version}"
+
+
+@dataclass(frozen=True)
+class ReportState:
+    """What the dashboard shows: the report when ready, otherwise the progress of its computation.
+
+    ``previous`` is the last finished report of older data, shown under the progress bar.
+    """
+
+    status: str  # ready, queued, running, failed
+    version: str
+    level: str
+    report: dict[str, Any] | None = None
+    progress: int = 0
+    stage: str = ""
+    error: str = ""
+    previous: dict[str, Any] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.status == "ready"
+
+
+def cached_report(*, project_id: int, level: str, version: str) -> dict[str, Any] | None:
+    return cache.get(_key("report", project_id, level, version))
+
+
+def report_store(*, project_id: int, level: str, version: str, report: dict[str, Any]) -> None:
+    cache.set(_key("report", project_id, level, version), report, REPORT_TIMEOUT)
+    cache.set(_key("latest", project_id, level), version, REPORT_TIMEOUT)
+    cache.delete(_key("status", project_id, level, version))
+
+
+def status_set(*, project_id: int, level: str, version: str, state: str, progress: int = 0, **extra) -> None:
+    timeout = FAILED_TIMEOUT if state == "failed" else STATUS_TIMEOUT
+    value = {"state": state, "progress": progress, **extra}
+    cache.set(_key("status", project_id, level, version), value, timeout)
+
+
+def report_build(*, project: Project, level: str, version: str | None = None) -> dict[str, Any]:
+    """Compute and cache the report of the project's current data, updating the progress status."""
+    version = version or selectors.data_version(project=project)
+
+    def progress(percent: int, stage: str) -> None:
+        status_set(
+            project_id=project.pk,
+            level=level,
+            version=version,
+            state="running",
+            progress=percent,
+            stage=stage,
+        )
+
+    try:
+        report = compute_report(project=project, level=level, version=version, progress=progress)
+    except Exception as exc:
+        status_set(project_id=project.pk, level=level, version=version, state="failed", error=str(exc)[:300])
+        raise
+    report_store(project_id=project.pk, level=level, version=version, report=report)
+    return report
+
+
+def report_state(*, project: Project, level: str = DEFAULT_LEVEL, start: bool = True) -> ReportState:
+    """The cached report of the current data, or its progress; starts its computation when needed.
+
+    Small projects (up to :func:`inline_limit` answer values) are computed right here; larger ones are
+    queued once (``cache.add`` lets only one request queue a given version) on the ``default`` queue.
+    """
+    level = ag.check_level(level)
+    version_info = selectors.data_version_info(project=project)
+    version = version_info.key
+    report = cached_report(project_id=project.pk, level=level, version=version)
+    if report is not None:
+        return ReportState("ready", version, level, report=report, progress=100)
+    status_key = _key("status", project.pk, level, version)
+    status = cache.get(status_key)
+    if status is None and start:
+        if version_info.n_annotations <= inline_limit():
+            report = report_build(project=project, level=level, version=version)
+            return ReportState("ready", version, level, report=report, progress=100)
+        status = {"state": "queued", "progress": 0}
+        if cache.add(status_key, status, STATUS_TIMEOUT):
+            # The task module calls this one; importing it here, on use, keeps the two from importing each
+            # other at load time.
+            from analytics.tasks import agreement_report
+
+            project_id = project.pk
+            transaction.on_commit(lambda: agreement_report.delay(project_id, level, version))
+        report = cached_report(project_id=project.pk, level=level, version=version)
+        if report is not None:  # an eager worker (tests, embedded without a broker) finished at once
+            return ReportState("ready", version, level, report=report, progress=100)
+        status = cache.get(status_key) or status
+    status = status or {"state": "queued", "progress": 0}
+    previous_version = cache.get(_key("latest", project.pk, level))
+    previous = (
+        cached_report(project_id=project.pk, level=level, version=previous_version)
+        if previous_version
+        else None
+    )
+    return ReportState(
+        status=status.get("state", "queued"),
+        version=version,
+        level=level,
+        progress=int(status.get("progress", 0)),
+        stage=status.get("stage", ""),
+        error=status.get("error", ""),
+        previous=previous,
+    )
+
+
+def status_forget(*, project_id: int, level: str, version: str) -> None:
+    cache.delete(_key("status", project_id, level, version))
+
+
+def report_retry(*, project: Project, level: str) -> None:
+    """Forget a failed status so the next visit computes the report again."""
+    status_forget(project_id=project.pk, level=level, version=selectors.data_version(project=project))
+
+
+def section_table(report: dict[str, Any], section: str, table: str | None = None) -> tuple[str, list[dict]]:
+    """One table of a section (the first when ``table`` is None); KeyError when there is none."""
+    tables = report["sections"][section]["tables"]
+    if table is None:
+        if not tables:
+            return section, []
+        table = next(iter(tables))
+    return table, tables[table]

@@ -1,0 +1,157 @@
+"""Agreement dashboards: one page per project (htmx polls its ``report`` fragment while computing), CSVs.
+
+Project managers and researchers only; annotators get 403. The page never computes more than a small
+project's report itself: larger ones are computed by ``evaluation.agreement_report`` on a worker while
+the page shows a progress bar (and the previous report of older data, when there is one).
+"""
+
+from __future__ import annotations
+
+import csv
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from accounts.permissions import role_required
+from accounts.roles import PROJECT_MANAGER, RESEARCHER
+from analytics import services
+from analytics.domain.agreement import LEVELS
+from annotation.models import Project
+
+ROLES = (PROJECT_MANAGER, RESEARCHER)
+# Projects with a dashboard: rating jobs, and question answering (its answer-conflict matrix).
+RATING_KINDS = ("likert", "best_of_n", "pairwise", "mcq_answer")
+# Sections with a chart, and the table it draws.
+CHARTS = {
+    "alpha": "alpha",
+    "trend": "trend",
+    "distributions": "distributions",
+    "annotators": "annotators",
+    "bradley_terry": "ratings",
+    "judges": "leaderboard",
+    "conflicts": "conflicts",
+}
+
+
+def _level(request: HttpRequest) -> str | None:
+    level = request.GET.get("level") or services.DEFAULT_LEVEL
+    return level if level in LEVELS else None
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def panels(report: dict[str, Any], project_id: int, level: str) -> list[dict[str, Any]]:
+    """Sections as the template draws them: title, note, tables with formatted cells and CSV links."""
+    out = []
+    for name, section in report["sections"].items():
+        tables = []
+        for table_name, rows in section["tables"].items():
+            columns = list(dict.fromkeys(key for row in rows for key in row))
+            tables.append(
+                {
+                    "name": table_name,
+                    "columns": columns,
+                    "rows": [[_cell(row.get(c)) for c in columns] for row in rows],
+                    "csv": reverse(
+                        "analytics:csv",
+                        kwargs={"project_id": project_id, "section": name, "table": table_name},
+                    )
+                    + f"?level={level}",
+                }
+            )
+        summary = section.get("summary")
+        out.append(
+            {
+                "name": name,
+                "title": _(services.SECTIONS[name]),
+                "note": _(section["note"]) if section.get("note") else None,
+                "summary": [(k, _cell(v)) for k, v in summary.items()] if summary else [],
+                "tables": tables,
+                "chart": name if name in CHARTS and section["tables"].get(CHARTS[name]) else None,
+            }
+        )
+    return out
+
+
+def chart_data(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    return {
+        name: report["sections"][name]["tables"].get(table, [])
+        for name, table in CHARTS.items()
+        if name in report["sections"]
+    }
+
+
+@role_required(*ROLES)
+def project_list(request: HttpRequest) -> HttpResponse:
+    projects = (
+        Project.objects.filter(kind__in=RATING_KINDS).select_related("dataset").order_by("-created_at", "-id")
+    )
+    return render(request, "analytics/list.html", {"projects": projects})
+
+
+@role_required(*ROLES)
+def project_dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The dashboard; with htmx (polling) only its ``report`` fragment."""
+    project = get_object_or_404(Project, pk=project_id, kind__in=RATING_KINDS)
+    level = _level(request)
+    if level is None:
+        return HttpResponseBadRequest(_("Unknown level of measurement."))
+    state = services.report_state(project=project, level=level)
+    shown = state.report or state.previous
+    context = {
+        "project": project,
+        "state": state,
+        "level": level,
+        "levels": LEVELS,
+        "panels": panels(shown, project.pk, level) if shown else [],
+        "charts": chart_data(shown) if shown else {},
+        "shown": shown,
+    }
+    if request.htmx:
+        return render(request, "analytics/dashboard.html#report", context)
+    return render(request, "analytics/dashboard.html", context)
+
+
+@role_required(*ROLES)
+def section_csv(request: HttpRequest, project_id: int, section: str, table: str) -> HttpResponse:
+    project = get_object_or_404(Project, pk=project_id, kind__in=RATING_KINDS)
+    level = _level(request)
+    if level is None or section not in services.SECTIONS:
+        raise Http404
+    state = services.report_state(project=project, level=level)
+    if not state.ready:
+        return HttpResponse(_("The report is being computed; try again in a moment."), status=409)
+    try:
+        _name, rows = services.section_table(state.report, section, table)
+    except KeyError:
+        raise Http404 from None
+    return csv_response(rows, f"project-{project.pk}-{section}-{table}.csv")
+
+
+def csv_response(rows: list[dict[str, Any]], filename: str) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    writer = csv.DictWriter(response, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return response
+
+
+@require_POST
+@role_required(*ROLES)
+def report_retry(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=project_id, kind__in=RATING_KINDS)
+    level = _level(request) or services.DEFAULT_LEVEL
+    services.report_retry(project=project, level=level)
+    return redirect(reverse("analytics:project", kwargs={"project_id": project.pk}) + f"?level={level}")

@@ -1,6 +1,0 @@
-from config.roles import user_roles
-
-
-def roles(request) -> dict:
-    found = user_roles(request.user)
-    return {"user_roles": found}

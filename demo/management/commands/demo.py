@@ -1,0 +1,103 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from demo.services import DEFAULT_MODEL_URL, DEMO_MODEL_ALIAS, DemoModel, demo_judge_start, demo_load
+from evaluation.models import JudgeRun
+
+ORDER_MODES = {"both": JudgeRun.OrderMode.BOTH, "random": JudgeRun.OrderMode.SINGLE_RANDOM}
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the sample project (every role and job kind, simulated answers, a model endpoint, a judge run "
+        "and an export) and print the demo users with their passwords."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--password", help="Give every demo user this password (default: a new random one each)."
+        )
+        parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+        parser.add_argument(
+            "--prompts", type=int, default=None, help="Load only the first N sample prompts (a quicker demo)."
+        )
+        parser.add_argument(
+            "--no-simulated", action="store_true", help="Leave out the simulated answers (and the export)."
+        )
+        parser.add_argument("--no-model", action="store_true", help="No model endpoint and no judge run.")
+        parser.add_argument("--model-url", default=DEFAULT_MODEL_URL, help="OpenAI-compatible base URL.")
+        parser.add_argument("--model-id", default=DEMO_MODEL_ALIAS, help="Model id the server answers to.")
+        parser.add_argument("--model-label", default="", help="Name of the model, shown in the run's name.")
+        parser.add_argument(
+            "--wait-model", type=float, default=0.0, help="Seconds to wait for the model server to answer."
+        )
+        parser.add_argument(
+            "--judge-orders",
+            choices=("both", "random"),
+            default="both",
+            help="Judge each pair in both orders, or in one random order (half the calls).",
+        )
+        parser.add_argument("--judge-language", choices=("en", "id"), default="en")
+        parser.add_argument("--max-tokens", type=int, default=256, help="Longest judge reply, in tokens.")
+        parser.add_argument(
+            "--judge-only",
+            action="store_true",
+            help="Only start the judge run over the loaded demo (when the model server came up later).",
+        )
+
+    def handle(self, *args, **options):
+        if options["prompts"] is not None and options["prompts"] < 1:
+            raise CommandError("--prompts must be at least 1.")
+        model = None
+        if not options["no_model"]:
+            model = DemoModel(
+                url=options["model_url"],
+                model_id=options["model_id"],
+                label=options["model_label"],
+                wait_s=options["wait_model"],
+                judge_orders=ORDER_MODES[options["judge_orders"]],
+                judge_language=options["judge_language"],
+                max_tokens=options["max_tokens"],
+            )
+        if options["judge_only"]:
+            if model is None:
+                raise CommandError("--judge-only needs the model: leave out --no-model.")
+            run, message = demo_judge_start(model=model)
+            if run is None:
+                raise CommandError(message)
+            self.stdout.write(f"Judge run {run.pk} started: {run.n_total} pairs on {model.url}.")
+            return
+        result = demo_load(
+            password=options["password"],
+            prompts=options["prompts"],
+            simulate=not options["no_simulated"],
+            model=model,
+        )
+        if options["json"]:
+            self.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False))
+            return
+        for imported in result.datasets:
+            counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in imported.counts.items())
+            self.stdout.write(self.style.SUCCESS(f"Sample dataset {imported.dataset.name!r}: {counts}."))
+        self.stdout.write("Projects: " + "; ".join(result.projects) + ".")
+        if result.simulated:
+            answers = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in result.simulated.items())
+            self.stdout.write(f"Simulated answers (users simulasi1-3, labelled as simulated): {answers}.")
+        if result.export is not None:
+            where = result.export.zip_path or result.export.folder_path
+            self.stdout.write(
+                f"Export {result.export.pk} ({result.export.kind}): {result.export.status}, {where}"
+            )
+        if result.judge_run is not None:
+            self.stdout.write(
+                f"Judge run {result.judge_run.pk} queued: {result.judge_run.n_total} pairs on "
+                f"{result.endpoint.base_url}; the worker works through it (see /evaluation/)."
+            )
+        elif result.judge_message:
+            self.stdout.write(self.style.WARNING(result.judge_message))
+        self.stdout.write("")
+        self.stdout.write("Demo users (log in at http://127.0.0.1:8000/accounts/login/):")
+        width = max(len(u.username) for u in result.users)
+        for user in result.users:
+            self.stdout.write(f"  {user.username:<{width}}  {user.password:<14}  {', '.join(user.roles)}")

@@ -1,0 +1,235 @@
+"""Export pages for researchers and project managers: choose options, preview counts, export, download.
+
+``export_new`` renders the options form; its "Preview counts" button posts the same form to
+``export_preview`` (htmx swaps in the ``preview`` fragment) which builds the pairs without writing. The
+export itself runs in a worker; ``export_detail`` polls its ``progress`` fragment until it finishes. A
+translation project offers its parallel corpus and a question project its question set: the form then
+shows only what applies to them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django import forms
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_POST
+
+from annotation.models import Project
+from accounts.permissions import role_required
+from accounts.roles import DATA_ROLES
+from exports import selectors
+from exports.domain.preference_pairs import ORDERINGS, STRATEGIES
+from exports.services import (
+    CORPUS_KINDS,
+    DEFAULT_STRATEGY,
+    PAIR_ONLY_DEFAULTS,
+    QUESTION_SET,
+    ExportInvalid,
+    ExportOptions,
+    export_create,
+    export_download_name,
+    export_preview,
+    kinds_for,
+    parse_weights,
+)
+from exports.models import Export
+
+STRATEGY_LABELS = {
+    "scores": _("Scores: every response pair ordered by the mean ratings"),
+    "best_vs_rest": _("Best vs rest: the most-picked response against each other one"),
+    "pairwise_majority": _("Pairwise majority: the side most votes preferred"),
+}
+
+
+class ExportForm(forms.Form):
+    kind = forms.ChoiceField(label=_("Format"), choices=Export.Kind.choices, initial="hf")
+    strategy = forms.ChoiceField(label=_("Strategy"), required=False)
+    weights = forms.CharField(
+        label=_("Criterion weights"),
+        required=False,
+        help_text=_("For the scores strategy, e.g. relevance=2,fluency=1; empty: every criterion weighs 1."),
+    )
+    ordering = forms.ChoiceField(label=_("Ordering"), choices=[(o, o) for o in ORDERINGS], initial="weighted")
+    min_margin = forms.FloatField(label=_("Minimum margin"), min_value=0, initial=0)
+    min_annotators = forms.IntegerField(label=_("Minimum annotators per prompt"), min_value=1, initial=1)
+    min_agreement = forms.FloatField(
+        label=_("Minimum prompt agreement"), min_value=0, max_value=1, required=False
+    )
+    categories = forms.MultipleChoiceField(label=_("Categories"), required=False)
+    languages = forms.MultipleChoiceField(label=_("Languages"), required=False)
+    registers = forms.MultipleChoiceField(label=_("Registers"), required=False)
+    test_size = forms.FloatField(label=_("Test share"), min_value=0, max_value=0.9, initial=0.1)
+    seed = forms.IntegerField(label=_("Seed"), min_value=0, required=False)
+    license = forms.CharField(label=_("License"), required=False, max_length=100)
+    pretty_name = forms.CharField(label=_("Dataset name"), required=False, max_length=200)
+    push_to_hub = forms.CharField(
+        label=_("Push to the Hugging Face Hub"),
+        required=False,
+        max_length=200,
+        help_text=_("Repository id (owner/name); the server's HF_TOKEN is used."),
+    )
+    private = forms.BooleanField(label=_("Private repository"), required=False, initial=True)
+    max_ambiguous = forms.IntegerField(
+        label=_("Most ambiguous flags kept"),
+        min_value=0,
+        required=False,
+        help_text=_("A question flagged ambiguous by more answers is left out. Empty: the project's limit."),
+    )
+
+    # Fields that shape preference pairs: a corpus export has none of them.
+    PAIR_FIELDS = (*(n for n in PAIR_ONLY_DEFAULTS if n != "turn"), "ordering", "test_size", "seed")
+
+    def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        kinds = kinds_for(project)
+        labels = dict(Export.Kind.choices)
+        self.fields["kind"].choices = [(k, labels[k]) for k in kinds]
+        self.fields["kind"].initial = kinds[0] if kinds else None
+        if QUESTION_SET not in kinds:
+            del self.fields["max_ambiguous"]
+        if set(kinds) & set(CORPUS_KINDS):
+            for name in self.PAIR_FIELDS:
+                del self.fields[name]
+            return
+        facets = selectors.project_facets(project)
+        for name, column in (
+            ("categories", "category"),
+            ("languages", "language"),
+            ("registers", "register"),
+        ):
+            self.fields[name].choices = [(v, f"{v or '—'} ({n})") for v, n in facets[column]]
+        self.fields["strategy"].choices = [("", _("Default for this project"))] + [
+            (s, STRATEGY_LABELS[s]) for s in STRATEGIES
+        ]
+        self.fields["seed"].help_text = _("Empty: the project's seed.")
+        self.fields["license"].help_text = _("Empty: the dataset's licence.")
+
+    @property
+    def is_corpus(self) -> bool:
+        return "strategy" not in self.fields
+
+    def clean_weights(self) -> dict[str, float] | None:
+        try:
+            return parse_weights(self.cleaned_data.get("weights"))
+        except ExportInvalid as exc:
+            raise forms.ValidationError(exc.errors["weights"]) from None
+
+    def options(self) -> ExportOptions:
+        data = self.cleaned_data
+        if self.is_corpus:
+            return ExportOptions(
+                kind=data["kind"],
+                license=data["license"],
+                pretty_name=data["pretty_name"],
+                max_ambiguous=data.get("max_ambiguous"),
+            )
+        return ExportOptions(
+            kind=data["kind"],
+            strategy=data["strategy"] or None,
+            weights=data["weights"],
+            ordering=data["ordering"],
+            min_margin=data["min_margin"] or 0.0,
+            min_annotators=data["min_annotators"] or 1,
+            min_agreement=data["min_agreement"],
+            categories=data["categories"] or None,
+            languages=data["languages"] or None,
+            registers=data["registers"] or None,
+            test_size=data["test_size"] or 0.0,
+            seed=data["seed"],
+            license=data["license"],
+            pretty_name=data["pretty_name"],
+        )
+
+
+def _add_errors(form: ExportForm, exc: ExportInvalid) -> None:
+    names = {"format": "kind", "split": "test_size", "push_to_hub": "push_to_hub"}
+    for key, message in exc.errors.items():
+        field = names.get(key, key)
+        form.add_error(field if field in form.fields else None, message)
+
+
+@role_required(*DATA_ROLES)
+def export_list(request: HttpRequest) -> HttpResponse:
+    context = {
+        "projects": selectors.export_projects(),
+        "exports": selectors.export_list()[:50],
+    }
+    return render(request, "exports/list.html", context)
+
+
+def _export_project(project_id: int) -> Project:
+    project = get_object_or_404(Project.objects.select_related("dataset"), pk=project_id)
+    if not kinds_for(project):
+        raise Http404("this project has nothing to export")
+    return project
+
+
+@role_required(*DATA_ROLES)
+def export_new(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _export_project(project_id)
+    if request.method == "POST":
+        form = ExportForm(request.POST, project=project)
+        if form.is_valid():
+            try:
+                record = export_create(
+                    project=project,
+                    options=form.options(),
+                    user=request.user,
+                    hub_repo_id=form.cleaned_data["push_to_hub"],
+                    hub_private=form.cleaned_data["private"],
+                )
+            except ExportInvalid as exc:
+                _add_errors(form, exc)
+            else:
+                return redirect("exports:export_detail", export_id=record.pk)
+    else:
+        form = ExportForm(project=project, initial={"strategy": ""})
+    context = {
+        "project": project,
+        "form": form,
+        "default_strategy": DEFAULT_STRATEGY.get(project.kind, ""),
+        "exports": selectors.export_list(project=project)[:20],
+    }
+    return render(request, "exports/new.html", context)
+
+
+@require_POST
+@role_required(*DATA_ROLES)
+def export_preview_view(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Counts of the export the form describes, without writing (the ``preview`` fragment)."""
+    project = _export_project(project_id)
+    form = ExportForm(request.POST, project=project)
+    preview = None
+    error = ""
+    if form.is_valid():
+        try:
+            preview = export_preview(project=project, options=form.options())
+        except ExportInvalid as exc:
+            error = str(exc)
+        except ValueError as exc:  # the pair builder refusing this project's data
+            error = str(exc)
+    else:
+        error = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+    context = {"project": project, "form": form, "preview": preview, "preview_error": error}
+    template = "exports/new.html#preview" if request.htmx else "exports/new.html"
+    return render(request, template, context)
+
+
+@role_required(*DATA_ROLES)
+def export_detail(request: HttpRequest, export_id: int) -> HttpResponse:
+    record = get_object_or_404(Export.objects.select_related("project", "created_by"), pk=export_id)
+    template = "exports/detail.html#progress" if request.htmx else "exports/detail.html"
+    return render(request, template, {"export": record})
+
+
+@role_required(*DATA_ROLES)
+def export_download(request: HttpRequest, export_id: int) -> FileResponse:
+    record = get_object_or_404(Export.objects.select_related("project"), pk=export_id)
+    path = Path(record.zip_path) if record.zip_path else None
+    if record.status != Export.Status.SUCCEEDED or path is None or not path.is_file():
+        raise Http404("this export has no file to download")
+    return FileResponse(path.open("rb"), as_attachment=True, filename=export_download_name(record))

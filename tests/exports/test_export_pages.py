@@ -1,0 +1,113 @@
+"""Export pages: options form, htmx preview of the counts, export, progress, zip download."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from django.urls import reverse
+
+from exports.models import Export
+
+pytestmark = pytest.mark.django_db
+
+FORM = {
+    "kind": "hf",
+    "strategy": "",
+    "weights": "",
+    "ordering": "weighted",
+    "min_margin": "0",
+    "min_annotators": "1",
+    "min_agreement": "",
+    "test_size": "0",
+    "seed": "",
+    "license": "",
+    "pretty_name": "",
+    "push_to_hub": "",
+}
+
+
+def test_annotators_are_refused_and_anonymous_users_sent_to_login(client, role_client, likert_project):
+    pages = [
+        reverse("exports:export_list"),
+        reverse("exports:export_new", args=[likert_project.pk]),
+    ]
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    annotator = role_client("annotator")
+    for url in pages:
+        assert annotator.get(url).status_code == 403
+    assert (
+        annotator.post(reverse("exports:export_preview", args=[likert_project.pk]), FORM).status_code == 403
+    )
+
+
+def test_list_page_offers_every_rating_project(role_client, likert_project, django_assert_max_num_queries):
+    client = role_client("researcher")
+    with django_assert_max_num_queries(8):
+        response = client.get(reverse("exports:export_list"))
+    assert response.status_code == 200
+    assert reverse("exports:export_new", args=[likert_project.pk]).encode() in response.content
+
+
+def test_form_lists_the_project_facets(role_client, likert_project):
+    response = role_client("project_manager").get(reverse("exports:export_new", args=[likert_project.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'value="analysis"' in html and 'value="sun"' in html
+    assert "Preview counts" in html
+
+
+def test_htmx_preview_returns_the_fragment_with_counts(role_client, likert_project, settings, tmp_path):
+    settings.EXPORTS_DIR = tmp_path / "exports"
+    client = role_client("researcher")
+    url = reverse("exports:export_preview", args=[likert_project.pk])
+    response = client.post(url, {**FORM, "min_margin": "2"}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert response.status_code == 200 and "<html" not in html
+    assert 'id="preview"' in html and "4 pairs" in html
+    # Without htmx the same post renders the whole page with the preview in it.
+    full = client.post(url, {**FORM, "languages": ["sun"]}).content.decode()
+    assert "<html" in full and "3 pairs" in full
+    assert Export.objects.count() == 0 and not (tmp_path / "exports").exists()
+
+
+def test_preview_shows_option_errors(role_client, pairwise_project):
+    client = role_client("researcher")
+    url = reverse("exports:export_preview", args=[pairwise_project.pk])
+    html = client.post(url, {**FORM, "strategy": "scores"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "pairwise project exports with pairwise_majority, not scores" in html
+
+
+def test_export_then_progress_then_download(
+    role_client, likert_project, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.EXPORTS_DIR = tmp_path / "exports"
+    client = role_client("researcher")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("exports:export_new", args=[likert_project.pk]), FORM)
+    record = Export.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("exports:export_detail", args=[record.pk])
+    assert record.created_by == client.user
+    page = client.get(response["Location"]).content.decode()
+    assert "Succeeded" in page and reverse("exports:export_download", args=[record.pk]) in page
+    fragment = client.get(response["Location"], HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in fragment and 'id="export-progress"' in fragment
+    listing = client.get(reverse("exports:export_list")).content.decode()
+    assert reverse("exports:export_detail", args=[record.pk]) in listing and "train 6" in listing
+    download = client.get(reverse("exports:export_download", args=[record.pk]))
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content)))
+    assert "README.md" in archive.namelist()
+
+
+def test_invalid_form_stays_on_the_page(role_client, likert_project):
+    client = role_client("researcher")
+    response = client.post(
+        reverse("exports:export_new", args=[likert_project.pk]), {**FORM, "weights": "accuracy=2"}
+    )
+    assert response.status_code == 200
+    assert "criteria not rated in this project: accuracy" in response.content.decode()
+    assert Export.objects.count() == 0
