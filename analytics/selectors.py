@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass
 
 import pandas as pd
-from django.db.models import Count, F, Max, Q, Sum
+from django.db.models import Count, Max, Q, Sum
 
 from annotation.models import Annotation, Assignment, Project, Task
 
@@ -99,12 +99,8 @@ def annotation_frame(*, project: Project) -> pd.DataFrame:
     ``all_bad``; ``response`` is the rated response, the best pick, or the pairwise winner.
     """
     rows = (
-        Annotation.objects.filter(
-            assignment__project_id=project.pk,
-            assignment__status=Assignment.Status.SUBMITTED,
-            assignment__is_gold=False,
-            round=F("assignment__round"),
-        )
+        Annotation.objects.counted()
+        .filter(assignment__project_id=project.pk)
         .exclude(criterion="comment")
         .order_by("assignment__submitted_at", "id")
         .values_list(

@@ -197,6 +197,19 @@ def alpha_section(data: pd.DataFrame, *, draws: int, seed: int) -> dict:
     return _section({"alpha": rows}, note, draws=draws, seed=seed)
 
 
+def project_alpha(
+    *, project: Project, level: str = DEFAULT_LEVEL, draws: int = BOOTSTRAP_DRAWS, seed: int | None = None
+) -> list[dict[str, Any]]:
+    """The dashboard's alpha rows of a project (one per criterion, best pick and vote), computed now.
+
+    Every other place that prints a project's alpha (the export's dataset card) calls this, so the card
+    and the dashboard give the same alpha and interval for the same project, level and seed.
+    """
+    data = measures(selectors.annotation_frame(project=project), ag.check_level(level))
+    section = alpha_section(data, draws=draws, seed=int(project.seed) if seed is None else seed)
+    return section["tables"].get("alpha", [])
+
+
 def breakdowns_section(data: pd.DataFrame) -> dict:
     rows: list[dict[str, Any]] = []
     for _criterion, part in data.groupby("criterion", sort=False):

@@ -333,6 +333,19 @@ class Assignment(models.Model):
         return f"assignment {self.pk} ({self.status})"
 
 
+class AnnotationQuerySet(models.QuerySet):
+    """The one definition of the answers that count, used by every read that counts them."""
+
+    def current(self) -> AnnotationQuerySet:
+        """Rows of submitted work in its assignment's current round (a returned answer is replaced by its
+        revision; the old round stays stored but no longer counts). Gold work included."""
+        return self.filter(assignment__status=Assignment.Status.SUBMITTED, round=F("assignment__round"))
+
+    def counted(self) -> AnnotationQuerySet:
+        """Current rows of real (non-gold) work: what agreement, exports and quality measures read."""
+        return self.current().filter(assignment__is_gold=False)
+
+
 class Annotation(models.Model):
     """One value in long format: a rating of a response on a criterion, a best pick, or a vote.
 
@@ -351,6 +364,8 @@ class Annotation(models.Model):
     comment = models.TextField(blank=True)
     rubric_version = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = AnnotationQuerySet.as_manager()
 
     class Meta:
         ordering = ["assignment", "id"]

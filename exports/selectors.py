@@ -176,12 +176,7 @@ def _objects(values: Sequence[Any]) -> np.ndarray:
 
 def current_annotations(project: Project) -> QuerySet[Annotation]:
     """The current answer rows of the project's submitted, non-gold assignments."""
-    return Annotation.objects.filter(
-        assignment__project_id=project.pk,
-        assignment__status=Assignment.Status.SUBMITTED,
-        assignment__is_gold=False,
-        round=F("assignment__round"),
-    )
+    return Annotation.objects.counted().filter(assignment__project_id=project.pk)
 
 
 def project_tasks(project: Project) -> QuerySet[Task]:
@@ -413,11 +408,7 @@ def annotation_count(project: Project) -> int:
 
 
 def _raw_annotations(project: Project) -> QuerySet[Annotation]:
-    return Annotation.objects.filter(
-        assignment__project_id=project.pk,
-        assignment__status=Assignment.Status.SUBMITTED,
-        round=F("assignment__round"),
-    )
+    return Annotation.objects.current().filter(assignment__project_id=project.pk)
 
 
 def raw_annotation_chunks(project: Project, *, chunk_rows: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
@@ -720,12 +711,7 @@ def project_questions(project: Project) -> QuerySet[Question]:
 def question_answers(project: Project) -> QuerySet[Annotation]:
     """Current answer rows counted for the project's questions: the answering project's own answers, or for
     an authoring project those of every answering project over its dataset."""
-    rows = Annotation.objects.filter(
-        assignment__status=Assignment.Status.SUBMITTED,
-        assignment__is_gold=False,
-        assignment__project__kind=Project.Kind.MCQ_ANSWER,
-        round=F("assignment__round"),
-    )
+    rows = Annotation.objects.counted().filter(assignment__project__kind=Project.Kind.MCQ_ANSWER)
     if project.kind == Project.Kind.MCQ_ANSWER:
         return rows.filter(assignment__project_id=project.pk)
     return rows.filter(assignment__project__dataset_id=project.dataset_id)

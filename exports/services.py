@@ -60,7 +60,7 @@ from exports.writers import (
     zip_folder,
 )
 from exports.models import Export
-from analytics.domain.agreement import Reliability
+from analytics import services as analytics_services
 
 logger = logging.getLogger(__name__)
 
@@ -420,62 +420,19 @@ def _split(pairs: pd.DataFrame, options: ExportOptions) -> dict[str, pd.DataFram
     return {"train": pairs} if len(pairs) else {}
 
 
-def project_alpha(*, data: ProjectData, draws: int, seed: int) -> dict[str, AlphaFigure]:
-    """Krippendorff's alpha with a 95% bootstrap interval: per rated criterion (ordinal, a unit is one
-    response), for best-of-N picks (nominal, a unit is one prompt) and for pairwise votes (nominal, a
-    unit is one response pair and turn)."""
-    frames: list[tuple[str, str, pd.DataFrame]] = []
-    if data.ratings is not None and len(data.ratings):
-        for criterion in sorted(data.ratings["criterion"].astype(str).unique()):
-            part = data.ratings[data.ratings["criterion"].astype(str).to_numpy() == criterion]
-            frames.append(
-                (
-                    criterion,
-                    "ordinal",
-                    pd.DataFrame(
-                        {"unit": part["response_id"], "coder": part["annotator"], "value": part["value"]}
-                    ),
-                )
-            )
-    if data.picks is not None and len(data.picks):
-        picks = data.picks
-        frames.append(
-            (
-                "best pick",
-                "nominal",
-                pd.DataFrame(
-                    {
-                        "unit": picks["item_id"],
-                        "coder": picks["annotator"],
-                        "value": picks["response_id"].fillna(-1).astype(np.int64),
-                    }
-                ),
-            )
-        )
-    if data.votes is not None and len(data.votes):
-        votes = data.votes
-        lo = np.minimum(votes["response_a"], votes["response_b"])
-        hi = np.maximum(votes["response_a"], votes["response_b"])
-        unit, _ = pd.MultiIndex.from_arrays([lo, hi, votes["turn"]]).factorize()
-        swapped = (votes["response_a"] > votes["response_b"]).to_numpy()
-        # The same preference reads "A" or "B" depending on which response was A: use the canonical side.
-        vote = votes["vote"].to_numpy().astype(object)
-        vote = np.where(swapped & (vote == "A"), "B", np.where(swapped & (vote == "B"), "A", vote))
-        frames.append(
-            (
-                "pairwise vote",
-                "nominal",
-                pd.DataFrame({"unit": unit, "coder": votes["annotator"], "value": vote}),
-            )
-        )
+# The dashboard names its two nominal measures by criterion; the card names them for a reader.
+ALPHA_NAMES = {"best": "best pick", "vote": "pairwise vote"}
+
+
+def project_alpha(*, project: Project, draws: int, seed: int) -> dict[str, AlphaFigure]:
+    """Krippendorff's alpha with a 95% bootstrap interval, as the agreement dashboard computes it: per rated
+    criterion (ordinal), for best-of-N picks and for pairwise votes (nominal)."""
+    rows = analytics_services.project_alpha(project=project, level="ordinal", draws=draws, seed=seed)
     out: dict[str, AlphaFigure] = {}
-    for name, level, frame in frames:
-        prepared = Reliability.from_long(frame, level)
-        point = prepared.alpha()
-        ci = None
-        if point.alpha is not None and draws > 0:
-            ci = prepared.bootstrap(draws=draws, seed=seed).ci
-        out[name] = AlphaFigure(alpha=point.alpha, ci95=ci, level=level, n_units=point.n_units)
+    for row in rows:
+        ci = (row["ci_low"], row["ci_high"]) if row["ci_low"] is not None else None
+        name = ALPHA_NAMES.get(str(row["criterion"]), str(row["criterion"]))
+        out[name] = AlphaFigure(alpha=row["alpha"], ci95=ci, level=row["level"], n_units=row["n_units"])
     return out
 
 
@@ -644,7 +601,7 @@ def _write_pairs(*, project: Project, options: ExportOptions, folder: Path, step
             f"{result.counts.ties_dropped} ties dropped); nothing was written"
         )
     step(60, "computing agreement")
-    alpha = project_alpha(data=data, draws=options.bootstrap_draws, seed=int(options.seed or 0))
+    alpha = project_alpha(project=project, draws=options.bootstrap_draws, seed=int(options.seed or 0))
     step(70, "splitting")
     splits = _split(result.pairs, options)
     del data

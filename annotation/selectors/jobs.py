@@ -11,7 +11,6 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import F
 from django.utils.crypto import salted_hmac
 
 from annotation.models import (
@@ -420,12 +419,8 @@ def mcq_answer_rows(*, project: Project) -> list[dict[str, Any]]:
     ambiguous flag and comment. One query."""
     rows: dict[int, dict[str, Any]] = {}
     values = (
-        Annotation.objects.filter(
-            assignment__project=project,
-            assignment__status=Assignment.Status.SUBMITTED,
-            round=F("assignment__round"),
-            criterion__in=["choice", "ambiguous", "comment"],
-        )
+        Annotation.objects.current()
+        .filter(assignment__project=project, criterion__in=["choice", "ambiguous", "comment"])
         .order_by("assignment_id", "id")
         .values_list(
             "assignment_id",

@@ -376,14 +376,14 @@ def ambiguity_apply(*, project: Project, question_ids: Iterable[int]) -> list[in
     excluded now."""
     ids = list(question_ids)
     flagged = Counter(
-        Annotation.objects.filter(
+        Annotation.objects.current()
+        .filter(
             assignment__project=project,
-            assignment__status=Assignment.Status.SUBMITTED,
             assignment__task__question_id__in=ids,
             criterion="ambiguous",
             value_int=1,
-            round=F("assignment__round"),
-        ).values_list("assignment__task__question_id", flat=True)
+        )
+        .values_list("assignment__task__question_id", flat=True)
     )
     excluded = []
     for question in Question.objects.select_for_update().filter(pk__in=ids):

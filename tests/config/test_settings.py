@@ -72,3 +72,11 @@ def test_embedded_default_needs_no_environment(tmp_path):
         and cache.endswith("FileBasedCache")
     )
     assert (tmp_path / "broker" / "queue").is_dir()
+
+
+def test_the_suite_writes_under_a_scratch_folder_not_the_checkouts_var(settings):
+    """Running the tests never touches the var/ of a demo or deployment in the same checkout."""
+    var = (REPO_ROOT / "var").resolve()
+    for name in ("VAR_DIR", "EXPORTS_DIR", "UPLOADS_DIR", "MEDIA_ROOT", "BROKER_DIR"):
+        path = getattr(settings, name).resolve()
+        assert path != var and var not in path.parents, f"{name} = {path} lies in the checkout's var/"
