@@ -16,7 +16,7 @@ from accounts.permissions import HasRole
 from accounts.roles import PROJECT_MANAGER, RESEARCHER
 from analytics import services
 from analytics.domain.agreement import LEVELS
-from analytics.views import RATING_KINDS, csv_response
+from analytics.views import csv_response
 from annotation.models import Project
 
 PROJECT = OpenApiParameter("project_id", int, OpenApiParameter.PATH)
@@ -67,7 +67,7 @@ NOT_FOUND = OpenApiResponse(description="No such project, section or table.")
 
 
 def _state(request, project_id: int):
-    project = get_object_or_404(Project, pk=project_id, kind__in=RATING_KINDS)
+    project = get_object_or_404(Project, pk=project_id, kind__in=services.RATING_KINDS)
     level = request.query_params.get("level") or services.DEFAULT_LEVEL
     if level not in LEVELS:
         return None, Response(
