@@ -67,7 +67,7 @@ NOT_FOUND = OpenApiResponse(description="No such project, section or table.")
 
 
 def _state(request, project_id: int):
-    project = get_object_or_404(Project, pk=project_id, kind__in=services.RATING_KINDS)
+    project = get_object_or_404(Project, pk=project_id, kind__in=services.DASHBOARD_KINDS)
     level = request.query_params.get("level") or services.DEFAULT_LEVEL
     if level not in LEVELS:
         return None, Response(

@@ -39,7 +39,7 @@ from annotation.selectors import conflict_matrix, gold_scores
 REPORT_FORMAT = 1
 DEFAULT_LEVEL = "ordinal"
 # Projects with a dashboard: rating jobs, and question answering (its answer-conflict matrix).
-RATING_KINDS = ("likert", "best_of_n", "pairwise", "mcq_answer")
+DASHBOARD_KINDS = ("likert", "best_of_n", "pairwise", "mcq_answer")
 BOOTSTRAP_DRAWS = 1000
 BT_DRAWS = 200
 TIE_THRESHOLD = 1.0

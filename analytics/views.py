@@ -92,7 +92,9 @@ def chart_data(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 @role_required(*ROLES)
 def project_list(request: HttpRequest) -> HttpResponse:
     projects = (
-        Project.objects.filter(kind__in=services.RATING_KINDS).select_related("dataset").order_by("-created_at", "-id")
+        Project.objects.filter(kind__in=services.DASHBOARD_KINDS)
+        .select_related("dataset")
+        .order_by("-created_at", "-id")
     )
     return render(request, "analytics/list.html", {"projects": projects})
 
@@ -100,7 +102,7 @@ def project_list(request: HttpRequest) -> HttpResponse:
 @role_required(*ROLES)
 def project_dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
     """The dashboard; with htmx (polling) only its ``report`` fragment."""
-    project = get_object_or_404(Project, pk=project_id, kind__in=services.RATING_KINDS)
+    project = get_object_or_404(Project, pk=project_id, kind__in=services.DASHBOARD_KINDS)
     level = _level(request)
     if level is None:
         return HttpResponseBadRequest(_("Unknown level of measurement."))
@@ -122,7 +124,7 @@ def project_dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @role_required(*ROLES)
 def section_csv(request: HttpRequest, project_id: int, section: str, table: str) -> HttpResponse:
-    project = get_object_or_404(Project, pk=project_id, kind__in=services.RATING_KINDS)
+    project = get_object_or_404(Project, pk=project_id, kind__in=services.DASHBOARD_KINDS)
     level = _level(request)
     if level is None or section not in services.SECTIONS:
         raise Http404
@@ -149,7 +151,7 @@ def csv_response(rows: list[dict[str, Any]], filename: str) -> HttpResponse:
 @require_POST
 @role_required(*ROLES)
 def report_retry(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = get_object_or_404(Project, pk=project_id, kind__in=services.RATING_KINDS)
+    project = get_object_or_404(Project, pk=project_id, kind__in=services.DASHBOARD_KINDS)
     level = _level(request) or services.DEFAULT_LEVEL
     services.report_retry(project=project, level=level)
     return redirect(reverse("analytics:project", kwargs={"project_id": project.pk}) + f"?level={level}")

@@ -31,12 +31,11 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 
 from annotation.domain import rubrics as default_rubrics
 from annotation.domain.submission import ALL_BAD
-from annotation.models import Annotation, Assignment, Project, Rubric, Task, TranslationRound
+from annotation.models import RATING_KINDS, Annotation, Assignment, Project, Rubric, Task, TranslationRound
 from datasets_app.models import Prompt, Question, Response, TranslationUnit
 from exports.models import Export
 
 CHUNK_ROWS = 50_000
-RATING_KINDS = (Project.Kind.LIKERT, Project.Kind.BEST_OF_N, Project.Kind.PAIRWISE)
 TRANSLATION_KINDS = (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
 QUESTION_KINDS = (Project.Kind.QUESTION_AUTHORING, Project.Kind.MCQ_ANSWER)
 EXPORTABLE_KINDS = (*RATING_KINDS, *TRANSLATION_KINDS, *QUESTION_KINDS)
