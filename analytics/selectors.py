@@ -15,6 +15,8 @@ import pandas as pd
 from django.db.models import Count, Max, Q, Sum
 
 from annotation.models import Annotation, Assignment, Project, Task
+from datasets_app.models import Response
+from evaluation.models import JudgeRun, Judgment, PairVerdict
 
 ANNOTATION_COLUMNS = [
     "annotation_id",
@@ -54,8 +56,6 @@ JUDGMENT_COLUMNS = [
 
 
 def _judge_runs(project: Project):
-    from evaluation.models import JudgeRun
-
     return JudgeRun.objects.filter(Q(annotation_project_id=project.pk) | Q(dataset_id=project.dataset_id))
 
 
@@ -71,8 +71,6 @@ def data_version_info(*, project: Project) -> DataVersion:
     Edits and revisions write new annotation rows (new ids), a review return changes the assignment's
     round and status, and new judgments raise the largest judgment id. Two queries.
     """
-    from evaluation.models import Judgment
-
     work = Assignment.objects.filter(project_id=project.pk).aggregate(
         n_annotations=Count("annotations"),
         last_annotation=Max("annotations__id"),
@@ -135,8 +133,6 @@ def judgment_frame(*, project: Project) -> pd.DataFrame:
     runs their single-response ``Judgment`` rows (score, or a parse error). Runs over the project's tasks
     and runs over its dataset both count. One query per kind; empty when no judge has run.
     """
-    from evaluation.models import Judgment, PairVerdict
-
     runs = _judge_runs(project)
     pairs = PairVerdict.objects.filter(judge_run__in=runs.values("pk")).values_list(
         "judge_run_id",
@@ -178,8 +174,6 @@ def empty_task_models() -> pd.DataFrame:
 
 def task_models(*, project: Project) -> pd.DataFrame:
     """Every (task, response, model) the project showed, for best picks' implied comparisons (two queries)."""
-    from datasets_app.models import Response
-
     names = dict(
         Response.objects.filter(prompt__annotation_tasks__project_id=project.pk)
         .distinct()

@@ -364,6 +364,8 @@ def dataset_import_queue(
     original_filename: str = "",
 ) -> DatasetImport:
     """Record an import and hand it to a worker once the row is committed."""
+    # The task module calls this one; importing it on use keeps the two from importing each other at load
+    # time.
     from datasets_app.tasks import dataset_import_run_task
 
     record = DatasetImport.objects.create(

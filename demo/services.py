@@ -38,7 +38,7 @@ from accounts import roles
 from annotation import services as annotation_services
 from annotation.models import Assignment, Project
 from annotation.services.questions import concept_pairs_add, concept_pairs_read
-from datasets_app.models import Dataset
+from datasets_app.models import Dataset, Response
 from datasets_app.services import ImportResult, dataset_import
 from demo.domain.simulation import (
     SIMULATED_ANNOTATORS,
@@ -375,8 +375,6 @@ def _answer_in_turns(
 
 
 def _simulate(projects: dict[str, Project], users: dict[str, Any]) -> dict[str, int]:
-    from datasets_app.models import Response
-
     rating, pairwise = projects[RATING_PROJECT], projects[PAIRWISE_PROJECT]
     review, answering = projects[REVIEW_PROJECT], projects[ANSWERING_PROJECT]
     qualities = {

@@ -12,6 +12,7 @@ from evaluation.models import (
     PairVerdict,
     RunChunk,
 )
+from evaluation.services.judging import judge_template_update
 
 RUN_FIELDS = ("id", "name", "status", "n_total", "n_done", "n_failed", "created_at", "finished_at")
 
@@ -41,8 +42,6 @@ class JudgeTemplateAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if change:
-            from evaluation.services import judge_template_update
-
             original = JudgeTemplate.objects.get(pk=obj.pk)
             judge_template_update(template=original, system=obj.system, user=obj.user, editor=request.user)
             return

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 from django.db.models import QuerySet
 
+from annotation.models import Task
 from datasets_app.models import Prompt, Response
 from evaluation.domain.benchmark_metrics import accuracy_by, chrf_pp_corpus, mean_score_by
 from evaluation.domain.judge_templates import PAIRWISE
@@ -107,8 +108,6 @@ def judge_targets_from_annotation_project(*, project_id: int, judge_kind: str) -
     Pairwise judges take pairwise tasks (``response_a``/``response_b``, ``turn``: empty means the whole
     conversation); graded judges grade every response of every task, per turn (each once).
     """
-    from annotation.models import Task
-
     tasks = Task.objects.filter(project_id=project_id).order_by("id")
     items: list[dict[str, Any]] = []
     if judge_kind == PAIRWISE:

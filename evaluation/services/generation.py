@@ -8,7 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from datasets_app.models import Dataset, Prompt, Response
-from evaluation.domain.sampling import SamplingParamsError
+from evaluation.domain.sampling import SamplingParams, SamplingParamsError
 from evaluation.inference.base import ChatRequest
 from evaluation.models import GenerationRun, ModelEndpoint, RunChunk
 from evaluation.services.endpoints import endpoint_backend, endpoint_sampling
@@ -121,8 +121,6 @@ def generation_compute(
 ) -> list[ItemOutcome]:
     """Answer the chunk's prompts turn by turn: turn t of every conversation is one batch, and each later
     turn sees the model's own earlier answers."""
-    from evaluation.domain.sampling import SamplingParams
-
     backend = endpoint_backend(endpoint)
     sampling = SamplingParams.from_dict(run.config["sampling"][endpoint.slug])
     system_prompt = run.config.get("system_prompt") or ""

@@ -98,6 +98,8 @@ def chunks_create(
 
 def _send_on_commit(chunks: Sequence[RunChunk], *, now: datetime) -> None:
     """Record the send time of ``chunks`` and send their tasks once the transaction commits."""
+    # The task module calls this one; importing it on use keeps the two from importing each other at load
+    # time.
     from evaluation.tasks import CHUNK_TASKS
 
     RunChunk.objects.filter(pk__in=[c.pk for c in chunks]).update(queued_at=now)
