@@ -1,4 +1,4 @@
-"""Site-wide middleware: a clear 503 when the database cannot be reached."""
+"""Site-wide middleware: a clear 503 when the database cannot be reached, a clear 429 for a locked login."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from accounts.backends import LoginThrottled
 
 logger = logging.getLogger(__name__)
 
@@ -55,4 +58,39 @@ class DatabaseUnavailableMiddleware:
             response = HttpResponse(render_to_string("errors/503.html", {"message": message}))
         response.status_code = 503
         response["Retry-After"] = str(RETRY_AFTER_S)
+        return response
+
+
+class LoginThrottleMiddleware:
+    """Answer ``429 Too Many Requests`` to a login refused by ``accounts.backends``.
+
+    The message says, in the language of the page, in how many minutes the lock lifts; ``Retry-After``
+    gives the same in seconds. API requests get ``{"detail", "code": "login_throttled", "retry_after"}``.
+    """
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, LoginThrottled):
+            return None
+        minutes = -(-exception.retry_after // 60)
+        message = ngettext(
+            "Too many login attempts. Try again in %(minutes)d minute.",
+            "Too many login attempts. Try again in %(minutes)d minutes.",
+            minutes,
+        ) % {"minutes": minutes}
+        if _wants_json(request):
+            response: HttpResponse = JsonResponse(
+                {"detail": message, "code": "login_throttled", "retry_after": exception.retry_after}
+            )
+        else:
+            response = HttpResponse(
+                render_to_string("errors/429.html", {"message": message}, request=request)
+            )
+        response.status_code = 429
+        response["Retry-After"] = str(exception.retry_after)
         return response

@@ -118,8 +118,8 @@ class Shooter:
         page.wait_for_load_state()
         if posted.value.status == 429:
             raise ScreenshotError(
-                f"logging in as {username!r} was refused as too many attempts (LOGIN_RATE, 10 a minute by "
-                "default): wait a minute and run again"
+                f"logging in as {username!r} was refused after too many failed attempts (LOGIN_FAILURE_LIMIT): "
+                "wait for the lock to lift (LOGIN_LOCKOUT_SECONDS) and run again with the right --password"
             )
         if urlsplit(page.url).path.startswith("/accounts/login/"):
             raise ScreenshotError(

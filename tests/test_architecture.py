@@ -8,6 +8,7 @@ from tests.conftest import REPO_ROOT
 
 FORBIDDEN = ("django", "rest_framework", "celery")
 PURE_PACKAGES = [
+    "accounts/domain",
     "datasets_app/domain",
     "annotation/domain",
     "evaluation/domain",

@@ -57,7 +57,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "django_ratelimit.middleware.RatelimitMiddleware",
+    "config.middleware.LoginThrottleMiddleware",
     "config.middleware.DatabaseUnavailableMiddleware",
 ]
 
@@ -117,9 +117,31 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
-# Attempts per minute allowed on the login form, per client address and per username.
-LOGIN_RATE = env("LOGIN_RATE", default="10/m")
-RATELIMIT_VIEW = "accounts.views.rate_limited"
+# Login throttling (accounts/backends.py): failed logins are counted per account at a client and per
+# client; a count at its limit locks that key for LOGIN_LOCKOUT_SECONDS, and failures older than that
+# are forgotten. The client is REMOTE_ADDR unless TRUSTED_PROXY_HEADER names the header in which the
+# TRUSTED_PROXY_COUNT reverse proxies in front of the app append the address they were reached from
+# (X-Forwarded-For); any header that is not named is ignored, so a client cannot choose its address.
+AUTHENTICATION_BACKENDS = ["accounts.backends.ThrottledModelBackend"]
+LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=50)
+LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=15 * 60)
+TRUSTED_PROXY_HEADER = env("TRUSTED_PROXY_HEADER", default="").strip()
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=1)
+if TRUSTED_PROXY_HEADER and not (
+    TRUSTED_PROXY_HEADER.isascii() and TRUSTED_PROXY_HEADER.replace("-", "").isalnum()
+):
+    raise environ.ImproperlyConfigured(
+        f"TRUSTED_PROXY_HEADER={TRUSTED_PROXY_HEADER!r} is not an HTTP header name (e.g. X-Forwarded-For)"
+    )
+_login_numbers = {
+    "LOGIN_FAILURE_LIMIT": LOGIN_FAILURE_LIMIT,
+    "LOGIN_ADDRESS_FAILURE_LIMIT": LOGIN_ADDRESS_FAILURE_LIMIT,
+    "LOGIN_LOCKOUT_SECONDS": LOGIN_LOCKOUT_SECONDS,
+    "TRUSTED_PROXY_COUNT": TRUSTED_PROXY_COUNT,
+}
+if _bad := [f"{name}={value}" for name, value in _login_numbers.items() if value < 1]:
+    raise environ.ImproperlyConfigured(f"{', '.join(_bad)}: must be 1 or more")
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("id", _("Bahasa Indonesia"))]

@@ -1,0 +1,52 @@
+"""Reads of the accounts app: where a login comes from, and whether it is locked."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest
+
+from accounts.domain.login_throttle import client_address, header_meta_key, throttle_keys
+
+LOGIN_THROTTLE_PREFIX = "login-throttle"
+
+
+def request_client_address(request: HttpRequest) -> str:
+    """The client's address: from the trusted proxy header when one is configured, else ``REMOTE_ADDR``.
+
+    Only the header named by ``TRUSTED_PROXY_HEADER`` is read, and only its last ``TRUSTED_PROXY_COUNT``
+    entries are believed (see ``accounts.domain.login_throttle.client_address``).
+    """
+    header = settings.TRUSTED_PROXY_HEADER
+    forwarded = request.META.get(header_meta_key(header)) if header else None
+    return client_address(
+        remote_addr=request.META.get("REMOTE_ADDR", ""),
+        forwarded=forwarded,
+        trusted_proxies=settings.TRUSTED_PROXY_COUNT,
+    )
+
+
+def login_throttle_limits(*, username: str, address: str) -> list[tuple[str, str, int]]:
+    """``(kind, key, failure limit)`` for each key a login as ``username`` from ``address`` is counted under."""
+    keys = throttle_keys(username=username, address=address)
+    return [
+        ("account", keys.account, settings.LOGIN_FAILURE_LIMIT),
+        ("address", keys.address, settings.LOGIN_ADDRESS_FAILURE_LIMIT),
+    ]
+
+
+def login_failures_cache_key(key: str) -> str:
+    return f"{LOGIN_THROTTLE_PREFIX}:failures:{key}"
+
+
+def login_lock_cache_key(key: str) -> str:
+    return f"{LOGIN_THROTTLE_PREFIX}:lock:{key}"
+
+
+def login_locked_until(*, username: str, address: str, now: float) -> float | None:
+    """When the lock on this login ends (a Unix time), or ``None`` when neither of its keys is locked."""
+    lock_keys = [
+        login_lock_cache_key(key) for _, key, _ in login_throttle_limits(username=username, address=address)
+    ]
+    ends = [end for end in cache.get_many(lock_keys).values() if end > now]
+    return max(ends) if ends else None
