@@ -19,11 +19,12 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Project
 from accounts.permissions import HasRole
 from accounts.roles import DATA_ROLES
+from annotation.models import Project
 from exports import selectors
 from exports.domain.preference_pairs import ORDERINGS, STRATEGIES
+from exports.models import Export
 from exports.services import (
     KINDS,
     ExportInvalid,
@@ -34,7 +35,6 @@ from exports.services import (
     parse_split,
     parse_weights,
 )
-from exports.models import Export
 
 
 class ExportInputSerializer(serializers.Serializer):
@@ -241,4 +241,3 @@ class ExportDownloadApi(APIView):
         if record.status != Export.Status.SUCCEEDED or zip_path is None or not zip_path.is_file():
             raise Http404("this export has no file to download")
         return FileResponse(zip_path.open("rb"), as_attachment=True, filename=export_download_name(record))
-

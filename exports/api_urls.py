@@ -4,7 +4,6 @@ from django.urls import path
 
 from exports import api
 
-
 urlpatterns = [
     path("", api.ExportListApi.as_view(), name="api-export-list"),
     path("preview", api.ExportPreviewApi.as_view(), name="api-export-preview"),

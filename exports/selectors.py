@@ -27,7 +27,7 @@ import pandas as pd
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
 from django.db import connections
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 
 from annotation.domain import rubrics as default_rubrics
 from annotation.domain.submission import ALL_BAD

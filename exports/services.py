@@ -25,7 +25,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 from django.conf import settings
@@ -34,6 +33,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from huggingface_hub import HfApi, get_token
 
+from analytics import services as analytics_services
 from annotation.models import Project
 from exports import selectors
 from exports.domain.dataset_card import (
@@ -52,6 +52,7 @@ from exports.domain.preference_pairs import (
     build_preference_pairs,
 )
 from exports.domain.splits import split_pairs
+from exports.models import Export
 from exports.writers import (
     to_trl_messages,
     to_trl_strings,
@@ -59,8 +60,6 @@ from exports.writers import (
     write_long_format,
     zip_folder,
 )
-from exports.models import Export
-from analytics import services as analytics_services
 
 logger = logging.getLogger(__name__)
 

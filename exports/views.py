@@ -18,11 +18,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
-from annotation.models import Project
 from accounts.permissions import role_required
 from accounts.roles import DATA_ROLES
+from annotation.models import Project
 from exports import selectors
 from exports.domain.preference_pairs import ORDERINGS, STRATEGIES
+from exports.models import Export
 from exports.services import (
     CORPUS_KINDS,
     DEFAULT_STRATEGY,
@@ -36,7 +37,6 @@ from exports.services import (
     kinds_for,
     parse_weights,
 )
-from exports.models import Export
 
 STRATEGY_LABELS = {
     "scores": _("Scores: every response pair ordered by the mean ratings"),

@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
 from exports.domain.preference_pairs import ORDERINGS, STRATEGIES
+from exports.models import Export
 from exports.services import (
     CORPUS_KINDS,
     KINDS,
@@ -27,7 +28,6 @@ from exports.services import (
     parse_split,
     parse_weights,
 )
-from exports.models import Export
 
 
 class Command(BaseCommand):
