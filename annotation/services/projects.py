@@ -103,7 +103,7 @@ def rubric_defaults_ensure() -> dict[str, int]:
     return latest
 
 
-# --- settings of translation and question jobs -------------------------------------------------------------
+# --- settings of translation and question jobs ----------------------------------------------------------
 
 
 def _validate_flag_settings(settings: Mapping[str, object]) -> dict[str, str]:
