@@ -83,7 +83,7 @@ def _nothing_after_review(*, assignment: Assignment, review: Review, now: dateti
 @dataclass(frozen=True)
 class KindHandler:
     validate: Callable[[Project], None]
-    tasks_create: Callable[[Project], int]
+    tasks_create: Callable[..., int]  # (*, project) -> number of tasks
     claim_filter: ClaimFilter
     submit: Callable[..., SubmitResult]
     review_check: Callable[[Assignment], None] = _no_review_check
@@ -138,7 +138,7 @@ KIND_HANDLERS: dict[str, KindHandler] = {
 
 def _project_fill(project: Project, groups: Sequence[str]) -> Project:
     """Give a new draft project the tasks of its kind and its groups (each with k places per task)."""
-    project.n_tasks = KIND_HANDLERS[project.kind].tasks_create(project)
+    project.n_tasks = KIND_HANDLERS[project.kind].tasks_create(project=project)
     project.save(update_fields=["n_tasks"])
     for group_name in dict.fromkeys(groups):
         annotator_group_create(project=project, name=group_name)

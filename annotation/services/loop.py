@@ -148,7 +148,7 @@ def tasks_add(*, project: Project, tasks: Sequence[Task]) -> int:
 # --- leases ---------------------------------------------------------------------------------------------
 
 
-def assignments_release(held: Sequence[tuple[int, int | None]], *, status: str, reason: str = "") -> int:
+def assignments_release(*, held: Sequence[tuple[int, int | None]], status: str, reason: str = "") -> int:
     """Turn held assignments (``(id, slot_id)`` pairs, locked) into ``status`` and give their places back
     to the pool."""
     if not held:
@@ -172,7 +172,7 @@ def _expire_leases(*, project_id: int | None, now: datetime) -> int:
         qs = qs.filter(project_id=project_id)
     # SKIP LOCKED: a lease being submitted right now is left to its submitter.
     held = list(qs.select_for_update(skip_locked=True).values_list("id", "slot_id"))
-    return assignments_release(held, status=Assignment.Status.EXPIRED)
+    return assignments_release(held=held, status=Assignment.Status.EXPIRED)
 
 
 @transaction.atomic
@@ -392,7 +392,9 @@ def assignment_skip(*, token: str, user: AbstractBaseUser, reason: str = "") -> 
     if assignment.status != Assignment.Status.ASSIGNED:
         raise AssignmentClosed("Only a task you are working on can be skipped.")
     assignments_release(
-        [(assignment.pk, assignment.slot_id)], status=Assignment.Status.SKIPPED, reason=reason.strip()[:500]
+        held=[(assignment.pk, assignment.slot_id)],
+        status=Assignment.Status.SKIPPED,
+        reason=reason.strip()[:500],
     )
     assignment.refresh_from_db()
     return assignment

@@ -340,7 +340,7 @@ def project_member_remove(*, project: Project, user: AbstractBaseUser) -> bool:
         .filter(project=project, annotator=user, status=Assignment.Status.ASSIGNED)
         .values_list("id", "slot_id")
     )
-    assignments_release(held, status=Assignment.Status.EXPIRED)
+    assignments_release(held=held, status=Assignment.Status.EXPIRED)
     membership.delete()
     return True
 

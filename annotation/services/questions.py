@@ -93,12 +93,12 @@ class PairsInvalid(AnnotationError):
 # --- set-up and claims ----------------------------------------------------------------------------------
 
 
-def authoring_tasks_create(project: Project) -> int:
+def authoring_tasks_create(*, project: Project) -> int:
     """Authoring starts empty: its tasks come with the uploaded (category, concept) pairs."""
     return 0
 
 
-def mcq_tasks_create(project: Project) -> int:
+def mcq_tasks_create(*, project: Project) -> int:
     """One answering task per accepted question of the dataset (more come as questions are accepted)."""
     question_ids = project.dataset.questions.filter(status=Question.Status.ACCEPTED).order_by("id")
     created = Task.objects.bulk_create(

@@ -203,7 +203,7 @@ def rating_project_validate(project: Project) -> None:
     _validate_project(data, project.dataset, project.rubric_versions)
 
 
-def rating_tasks_create(project: Project) -> int:
+def rating_tasks_create(*, project: Project) -> int:
     """The tasks of a new rating project (slots come with its groups); returns how many."""
     pairwise = project.kind == Project.Kind.PAIRWISE
     tasks = [

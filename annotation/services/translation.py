@@ -77,7 +77,7 @@ MAX_TEXT = 20_000
 # --- set-up and claims ----------------------------------------------------------------------------------
 
 
-def translation_tasks_create(project: Project) -> int:
+def translation_tasks_create(*, project: Project) -> int:
     """One task per unit of the dataset, for translating and for reviewing alike (claims then wait for
     each unit's status); returns how many."""
     unit_ids = project.dataset.translation_units.order_by("id").values_list("id", flat=True)
