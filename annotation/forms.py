@@ -13,7 +13,8 @@ from django.utils.translation import gettext_lazy as _
 from accounts.roles import ANNOTATOR
 from annotation.domain import rubrics as default_rubrics
 from annotation.models import AnnotatorGroup, Project
-from annotation.services.jobs import SINGLE_OWNER_KINDS
+from annotation.services.projects import SINGLE_OWNER_KINDS
+from annotation.services.questions import concept_pairs_read
 from datasets_app.domain.languages import LANGUAGES, TARGET_LANGUAGE_CODES
 from datasets_app.domain.questions import LLM_ERROR_CATEGORIES
 from datasets_app.domain.translation_flags import DEFAULT_LENGTH_Z_THRESHOLD, DEFAULT_REGISTER_MARKERS
@@ -153,8 +154,6 @@ class ConceptPairsForm(forms.Form):
     )
 
     def records(self) -> list:
-        from annotation.services import concept_pairs_read
-
         upload = self.cleaned_data["file"]
         suffix = Path(upload.name).suffix.lower()
         with tempfile.TemporaryDirectory() as folder:

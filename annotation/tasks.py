@@ -3,7 +3,8 @@
 from celery import shared_task
 
 from annotation.models import FlagRecompute
-from annotation.services import flag_recompute_run, leases_reclaim
+from annotation.services.loop import leases_reclaim
+from annotation.services.translation import flag_recompute_run
 
 
 @shared_task(name="annotation.leases_reclaim", soft_time_limit=120, time_limit=180)

@@ -1,113 +1,17 @@
-"""Writes of annotation (``<entity>_<verb>``, keyword-only, atomic).
+"""Writes of annotation (``<entity>_<verb>``, keyword-only, atomic), one module per job kind over one loop.
 
-``core``: projects, groups, members, the claim/submit/skip loop, lease reclaim, reviews (rating jobs and
-the parts every job shares). ``jobs``: set-up and submit dispatch of the translation and question jobs;
-``translation``: translating, reviewing, flags, corpus export; ``questions``: concept pairs, authoring,
-answering, ambiguity exclusions, study imports, error taxonomy.
+From the bottom up: ``loop`` (claim, lease, submit of the stored rows, skip, reopen, errors), ``projects``
+(rubrics, status, groups, members, gold), the kinds ``rating``, ``translation`` and ``questions`` beside
+``reviews``, then ``kinds`` (dispatch by kind and the entry points that need one) and ``studies``
+(imports of finished studies). Each module names its public services in ``__all__``; they are gathered
+here so callers may write ``from annotation import services``.
 """
 
-from annotation.models import Project
-from annotation.services.core import (
-    BATCH_SIZE,
-    REVIEW_LEASE,
-    AnnotationError,
-    AssignmentClosed,
-    NotAMember,
-    ProjectInvalid,
-    ProjectNotOpen,
-    SubmissionInvalid,
-    SubmitResult,
-    annotator_group_create,
-    assignment_claim,
-    assignment_for_update,
-    assignment_skip,
-    assignment_submit,
-    leases_reclaim,
-    mark_submitted,
-    project_activate,
-    project_close,
-    project_create,
-    project_delete,
-    project_member_add,
-    project_member_remove,
-    project_pause,
-    project_status_set,
-    project_update,
-    reopen,
-    review_create,
-    rubric_defaults_ensure,
-    submission_rules,
-    task_gold_set,
-)
-from annotation.services.jobs import job_project_create, job_submit, mcq_tasks_sync
-from annotation.services.questions import (
-    ImportedAnswer,
-    PairsInvalid,
-    ambiguity_apply,
-    authoring_submit,
-    concept_pairs_add,
-    concept_pairs_read,
-    idcsqa_import,
-    mcq_answers_import,
-    mcq_submit,
-    question_error_review_save,
-)
-from annotation.services.translation import (
-    flag_recompute_queue,
-    flag_recompute_run,
-    translation_review_submit,
-    translation_submit,
-    unit_flags,
-)
-
-__all__ = [
-    "BATCH_SIZE",
-    "REVIEW_LEASE",
-    "AnnotationError",
-    "AssignmentClosed",
-    "ImportedAnswer",
-    "NotAMember",
-    "PairsInvalid",
-    "Project",
-    "ProjectInvalid",
-    "ProjectNotOpen",
-    "SubmissionInvalid",
-    "SubmitResult",
-    "ambiguity_apply",
-    "annotator_group_create",
-    "assignment_claim",
-    "assignment_for_update",
-    "assignment_skip",
-    "assignment_submit",
-    "authoring_submit",
-    "concept_pairs_add",
-    "concept_pairs_read",
-    "flag_recompute_queue",
-    "flag_recompute_run",
-    "idcsqa_import",
-    "job_project_create",
-    "job_submit",
-    "leases_reclaim",
-    "mark_submitted",
-    "mcq_answers_import",
-    "mcq_submit",
-    "mcq_tasks_sync",
-    "project_activate",
-    "project_close",
-    "project_create",
-    "project_delete",
-    "project_member_add",
-    "project_member_remove",
-    "project_pause",
-    "project_status_set",
-    "project_update",
-    "question_error_review_save",
-    "reopen",
-    "review_create",
-    "rubric_defaults_ensure",
-    "submission_rules",
-    "task_gold_set",
-    "translation_review_submit",
-    "translation_submit",
-    "unit_flags",
-]
+from annotation.services.kinds import *
+from annotation.services.loop import *
+from annotation.services.projects import *
+from annotation.services.questions import *
+from annotation.services.rating import *
+from annotation.services.reviews import *
+from annotation.services.studies import *
+from annotation.services.translation import *

@@ -2,7 +2,7 @@
 
 question_authoring: the manager uploads (category, concept) pairs; each becomes a task an author claims
 and answers with a question that contains the concept (``datasets_app.domain.questions``). Reviewers
-accept it or return it with a comment (``core.review_create`` calls ``authoring_reviewed``); a returned
+accept it or return it with a comment (``kinds.review_create`` calls ``authoring_reviewed``); a returned
 question reopens the author's assignment as the next round. Accepted questions get a task in every
 answering project over the same dataset.
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import get_language
 
@@ -38,23 +38,43 @@ from annotation.models import (
     Task,
     TaskSlot,
 )
-from annotation.services.core import (
+from annotation.services.loop import (
+    BATCH_SIZE,
     AnnotationError,
     AssignmentClosed,
-    ProjectInvalid,
     SubmissionInvalid,
     SubmitResult,
+    answer_object,
     mark_submitted,
-    project_activate,
-    project_create,
-    project_member_add,
+    tasks_add,
 )
-from annotation.services.jobs import _tasks_add, mcq_tasks_sync
-from datasets_app.domain.idcsqa import IdCsqaData
 from datasets_app.domain.languages import is_known_language
 from datasets_app.domain.questions import CHOICE_LABELS, LLM_ERROR_CATEGORIES, validate_question
-from datasets_app.models import Dataset, Question
+from datasets_app.models import Question
 from datasets_app.readers import ReadProblem, UnreadableFile, detect_format, read_records
+
+__all__ = [
+    "AuthoredQuestion",
+    "ImportedAnswer",
+    "McqAnswer",
+    "PairsInvalid",
+    "ambiguity_apply",
+    "authoring_claim_filter",
+    "authoring_review_check",
+    "authoring_reviewed",
+    "authoring_submit",
+    "authoring_tasks_create",
+    "clean_authored",
+    "clean_mcq",
+    "concept_pairs_add",
+    "concept_pairs_read",
+    "mcq_answers_import",
+    "mcq_claim_filter",
+    "mcq_submit",
+    "mcq_tasks_create",
+    "mcq_tasks_sync",
+    "question_error_review_save",
+]
 
 MAX_PAIR_ERRORS = 50
 
@@ -68,6 +88,62 @@ class PairsInvalid(AnnotationError):
         first = errors[0] if errors else ("", "", "no pairs")
         more = f" (and {total - 1} more problem(s))" if total > 1 else ""
         super().__init__(f"{first[0]}: {first[1]}: {first[2]}{more}")
+
+
+# --- set-up and claims ----------------------------------------------------------------------------------
+
+
+def authoring_tasks_create(*, project: Project) -> int:
+    """Authoring starts empty: its tasks come with the uploaded (category, concept) pairs."""
+    return 0
+
+
+def mcq_tasks_create(*, project: Project) -> int:
+    """One answering task per accepted question of the dataset (more come as questions are accepted)."""
+    question_ids = project.dataset.questions.filter(status=Question.Status.ACCEPTED).order_by("id")
+    created = Task.objects.bulk_create(
+        (Task(project=project, question_id=qid) for qid in question_ids.values_list("id", flat=True)),
+        batch_size=BATCH_SIZE,
+    )
+    return len(created)
+
+
+def mcq_tasks_sync(*, questions: Iterable[Question]) -> int:
+    """Give newly accepted questions a task in every open answering project over their dataset."""
+    by_dataset: dict[int, list[int]] = {}
+    for question in questions:
+        by_dataset.setdefault(question.dataset_id, []).append(question.pk)
+    added = 0
+    for dataset_id, ids in by_dataset.items():
+        projects = Project.objects.filter(
+            dataset_id=dataset_id,
+            kind=Project.Kind.MCQ_ANSWER,
+            status__in=[Project.Status.DRAFT, Project.Status.ACTIVE, Project.Status.PAUSED],
+        )
+        for project in projects:
+            have = set(
+                Task.objects.filter(project=project, question_id__in=ids).values_list(
+                    "question_id", flat=True
+                )
+            )
+            added += tasks_add(
+                project=project,
+                tasks=[Task(project=project, question_id=qid) for qid in ids if qid not in have],
+            )
+    return added
+
+
+def authoring_claim_filter(user_id: int) -> tuple[Q, tuple[str, ...]]:
+    """Every open pair is claimable; the claim loads it."""
+    return Q(), ("task__concept_pair",)
+
+
+def mcq_claim_filter(user_id: int) -> tuple[Q, tuple[str, ...]]:
+    """A question is answered once accepted, never by its author."""
+    return (
+        Q(task__question__status=Question.Status.ACCEPTED) & ~Q(task__question__creator_id=user_id),
+        ("task__question",),
+    )
 
 
 # --- concept pairs -------------------------------------------------------------------------------------
@@ -142,7 +218,7 @@ def concept_pairs_add(
     if total:
         raise PairsInvalid(errors, total)
     created = ConceptPair.objects.bulk_create(new)
-    _tasks_add(project, [Task(project=project, concept_pair=pair) for pair in created])
+    tasks_add(project=project, tasks=[Task(project=project, concept_pair=pair) for pair in created])
     return {"added": len(created), "skipped": skipped}
 
 
@@ -229,6 +305,7 @@ def authoring_submit(
 
     Until a reviewer has looked at it, the author may change it (an edit, while edits are allowed).
     """
+    payload = answer_object(payload)
     task = assignment.task
     pair = task.concept_pair
     authored = clean_authored(payload, pair.concept)
@@ -291,6 +368,12 @@ def authoring_submit(
         submitted_at=now,
     )
     return SubmitResult(assignment, "created")
+
+
+def authoring_review_check(assignment: Assignment) -> None:
+    """A round of a question is reviewed once (checked inside ``review_create``, the assignment locked)."""
+    if Review.objects.filter(assignment=assignment, round=assignment.round, annotation__isnull=True).exists():
+        raise AnnotationError("This round has been reviewed already.")
 
 
 def authoring_reviewed(*, assignment: Assignment, review: Review, now: datetime) -> Question:
@@ -408,7 +491,7 @@ def mcq_submit(
     *, assignment: Assignment, payload: Mapping[str, Any], seconds: float | None, now: datetime
 ) -> SubmitResult:
     """Store an answer to a question, scored against its key, and apply the ambiguity rule."""
-    answer = clean_mcq(payload)
+    answer = clean_mcq(answer_object(payload))
     question = assignment.task.question
     if question.creator_id is not None and question.creator_id == assignment.annotator_id:
         raise AssignmentClosed("Nobody answers their own question.")
@@ -510,78 +593,6 @@ def mcq_answers_import(
         )
     ambiguity_apply(project=project, question_ids=list(tasks))
     return len(assignments)
-
-
-@transaction.atomic
-def idcsqa_import(
-    *,
-    data: IdCsqaData,
-    name: str,
-    users: Mapping[str, AbstractBaseUser],
-    overlap: int = 5,
-    max_ambiguous: int = 3,
-    created_by: AbstractBaseUser | None = None,
-) -> Project:
-    """Load an id-csqa study (``datasets_app.domain.idcsqa``): its questions into a new dataset, and an
-    active answering project over them holding every worker's answers. ``users`` maps the study's worker
-    names (W1..W6) to accounts; creators and answerers are those accounts."""
-    missing = sorted(({q.creator for q in data.questions} | {a.answerer for a in data.answers}) - set(users))
-    if missing:
-        raise ProjectInvalid({"users": f"No account given for {', '.join(missing)}."})
-    if Dataset.objects.filter(name=name).exists():
-        raise ProjectInvalid({"name": f"A dataset named {name!r} exists already."})
-    dataset = Dataset.objects.create(
-        name=name,
-        kind=Dataset.Kind.QUESTIONS,
-        source="id-csqa Human_Gen",
-        license="CC BY-NC 4.0",
-        created_by=created_by,
-    )
-    questions = Question.objects.bulk_create(
-        [
-            Question(
-                dataset=dataset,
-                external_id=q.question_id,
-                concept=q.concept,
-                category=q.category,
-                language=q.language,
-                text=q.text,
-                choices=dict(q.choices),
-                answer_key=q.answer_key,
-                distractor=q.distractor or "",
-                creator=users[q.creator],
-                creator_name=q.creator,
-                origin=Question.Origin.HUMAN,
-                status=Question.Status.ACCEPTED,
-                meta={"majority_answer": q.majority_answer},
-            )
-            for q in data.questions
-        ],
-        batch_size=2000,
-    )
-    project = project_create(
-        dataset=dataset,
-        name=name,
-        kind=Project.Kind.MCQ_ANSWER,
-        overlap=overlap,
-        max_ambiguous=max_ambiguous,
-        groups=["A"],
-        created_by=created_by,
-    )
-    group = project.groups.get()
-    for worker in sorted(users):
-        project_member_add(project=project, user=users[worker], group=group)
-    project_activate(project=project)
-    by_external = {q.external_id: q for q in questions}
-    mcq_answers_import(
-        project=project,
-        answers=(
-            ImportedAnswer(by_external[a.question_id], users[a.answerer], a.choice, a.ambiguous, a.comment)
-            for a in data.answers
-        ),
-    )
-    project.refresh_from_db()
-    return project
 
 
 # --- error taxonomy of (LLM-written) questions --------------------------------------------------------

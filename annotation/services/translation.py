@@ -19,6 +19,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import (
@@ -26,14 +27,17 @@ from annotation.models import (
     Assignment,
     FlagRecompute,
     Project,
+    Task,
     TranslationError,
     TranslationRound,
 )
-from annotation.services.core import (
+from annotation.services.loop import (
+    BATCH_SIZE,
     AnnotationError,
     AssignmentClosed,
     SubmissionInvalid,
     SubmitResult,
+    answer_object,
     mark_submitted,
     reopen,
 )
@@ -52,8 +56,51 @@ from datasets_app.domain.translation_flags import (
 from datasets_app.models import TranslationUnit
 from datasets_app.services import flag_as_dict
 
+__all__ = [
+    "ReviewAnswer",
+    "clean_review",
+    "flag_context_for",
+    "flag_recompute_queue",
+    "flag_recompute_run",
+    "translation_claim_filter",
+    "translation_review_claim_filter",
+    "translation_review_submit",
+    "translation_submit",
+    "translation_tasks_create",
+    "unit_flags",
+]
+
 RECOMPUTE_BATCH = 500
 MAX_TEXT = 20_000
+
+
+# --- set-up and claims ----------------------------------------------------------------------------------
+
+
+def translation_tasks_create(*, project: Project) -> int:
+    """One task per unit of the dataset, for translating and for reviewing alike (claims then wait for
+    each unit's status); returns how many."""
+    unit_ids = project.dataset.translation_units.order_by("id").values_list("id", flat=True)
+    created = Task.objects.bulk_create(
+        (Task(project=project, translation_unit_id=uid) for uid in unit_ids.iterator(BATCH_SIZE)),
+        batch_size=BATCH_SIZE,
+    )
+    return len(created)
+
+
+def translation_claim_filter(user_id: int) -> tuple[Q, tuple[str, ...]]:
+    """A unit is translated while it waits for a first or a revised translation."""
+    ready = [TranslationUnit.Status.TO_TRANSLATE, TranslationUnit.Status.REVISE]
+    return Q(task__translation_unit__status__in=ready), ("task__translation_unit",)
+
+
+def translation_review_claim_filter(user_id: int) -> tuple[Q, tuple[str, ...]]:
+    """A unit is reviewed once submitted, never by its own translator."""
+    return (
+        Q(task__translation_unit__status=TranslationUnit.Status.TO_REVIEW)
+        & ~Q(task__translation_unit__translator_id=user_id),
+        ("task__translation_unit",),
+    )
 
 
 # --- flags ---------------------------------------------------------------------------------------------
@@ -104,6 +151,8 @@ def unit_flags(
 @transaction.atomic
 def flag_recompute_queue(*, project: Project, user: AbstractBaseUser | None = None) -> FlagRecompute:
     """Record a recomputation of the project's flags and hand it to a worker once committed."""
+    # Imported here on purpose: annotation.tasks sits above the services (its tasks call them), and this
+    # service needs the task object itself so that routing and eager mode in tests apply.
     from annotation.tasks import translation_flags_recompute_task
 
     if project.kind not in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW):
@@ -192,6 +241,7 @@ def translation_submit(
     Changing a submitted translation is an edit while nobody has reviewed it yet (and edits are allowed).
     A revised translation coming back after a rejection reopens the rejecting reviewer's assignment.
     """
+    payload = answer_object(payload)
     text = _text(payload, "translation")
     if not text:
         raise SubmissionInvalid({"translation": ["Write the translation."]})
@@ -317,6 +367,7 @@ def translation_review_submit(
     unit is final. reject: the unit goes back to its translator, whose assignment reopens as a new round.
     A verdict takes effect at once, so it cannot be changed afterwards (the same answer again is a no-op).
     """
+    payload = answer_object(payload)
     unit = _locked_unit(assignment)
     user_id = assignment.annotator_id
     current = _latest_round(unit)

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from annotation import services
-from annotation.models import Annotation, Assignment
+from annotation.models import Annotation, Assignment, Project
 from tests.annotation.conftest import build_dataset
 
 pytestmark = pytest.mark.django_db
@@ -182,7 +182,7 @@ def test_manager_creates_project_adds_members_and_activates(client, make_user):
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     detail_url = response["Location"]
-    project = services.Project.objects.get(name="Uji")
+    project = Project.objects.get(name="Uji")
     assert project.n_tasks == 3 and list(project.groups.values_list("name", flat=True)) == ["A", "B"]
     group = project.groups.get(name="B")
     client.post(

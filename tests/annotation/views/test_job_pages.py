@@ -9,7 +9,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation import services
-from annotation.models import Assignment
+from annotation.models import Assignment, Project
 from datasets_app.models import Question, TranslationUnit
 from exports.models import Export
 from tests.annotation.conftest import build_question_dataset, build_translation_dataset
@@ -276,6 +276,6 @@ def test_manager_creates_a_translation_review_project_from_the_form(client, make
         },
     )
     assert response.status_code == 302, response.content.decode()[:1500]
-    project = services.Project.objects.get(name="Tinjau")
+    project = Project.objects.get(name="Tinjau")
     assert (project.kind, project.overlap, project.n_tasks) == ("translation_review", 1, 3)
     assert client.get(reverse("annotation:manage_list")).status_code == 200

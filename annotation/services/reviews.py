@@ -1,0 +1,68 @@
+"""Reviews of submitted work, the parts every job kind shares: who may review what, and the ``Review`` row.
+
+``kinds.review_create`` runs these steps around the kind's own check and follow-up (question authoring
+records the verdict on the question's round; translation and answering jobs take no reviews here) and
+reopens rejected work for its annotator.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from annotation.models import Annotation, Assignment, Review
+from annotation.services.loop import AnnotationError
+
+__all__ = ["review_store", "review_target_lock", "reviews_not_taken"]
+
+
+def review_target_lock(
+    *,
+    assignment: Assignment,
+    reviewer: AbstractBaseUser,
+    verdict: str,
+    comment: str,
+    annotation: Annotation | None,
+) -> Assignment:
+    """The assignment under review, locked with its project, once the review is allowed: a known verdict,
+    somebody else's submitted work, the annotation (if any) of that work, and a comment with a rejection.
+    Call inside a transaction."""
+    if verdict not in Review.Verdict.values:
+        raise AnnotationError("The verdict is accept or reject.")
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("project").get(pk=assignment.pk)
+    )
+    if assignment.annotator_id == reviewer.pk:
+        raise AnnotationError("Nobody reviews their own work.")
+    if assignment.status != Assignment.Status.SUBMITTED:
+        raise AnnotationError("Only submitted work can be reviewed.")
+    if annotation is not None and annotation.assignment_id != assignment.pk:
+        raise AnnotationError("The annotation belongs to another assignment.")
+    if verdict == Review.Verdict.REJECT and not comment.strip():
+        raise AnnotationError("Say what to fix when you reject.")
+    return assignment
+
+
+def reviews_not_taken(assignment: Assignment) -> None:
+    """The review check of the translation and answering jobs: they take no reviews here."""
+    raise AnnotationError(
+        "Translations are reviewed in a translation review project; answers are not reviewed."
+    )
+
+
+def review_store(
+    *,
+    assignment: Assignment,
+    reviewer: AbstractBaseUser,
+    verdict: str,
+    comment: str,
+    annotation: Annotation | None,
+) -> Review:
+    """The review row of the assignment's current round."""
+    return Review.objects.create(
+        assignment=assignment,
+        annotation=annotation,
+        reviewer=reviewer,
+        verdict=verdict,
+        comment=comment.strip(),
+        round=assignment.round,
+    )

@@ -1,0 +1,144 @@
+"""The shared loop: claims, k per group, leases, late submits, skips, time on task, gold items."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation import services
+from annotation.models import Assignment, TaskSlot
+from annotation.services import assignment_claim, assignment_skip, assignment_submit
+from tests.annotation.conftest import likert_payload
+
+pytestmark = pytest.mark.django_db
+
+
+def drain(project, user, payload_for):
+    """Claim and submit until nothing is left; returns the task ids done."""
+    done = []
+    while (assignment := assignment_claim(project=project, user=user)) is not None:
+        assignment_submit(token=assignment.token, user=user, payload=payload_for(assignment))
+        done.append(assignment.task_id)
+    return done
+
+
+def test_exactly_k_per_group_and_never_twice(make_project):
+    # 5 tasks, k=2, one group of 3: 10 places, so someone gets fewer than 5 and nobody gets one twice.
+    project = make_project(n_prompts=5, per_group=3, overlap=2, n_models=3)
+    per_user = {u.pk: drain(project, u, lambda a: likert_payload(3)) for u in project.annotators}
+    for tasks in per_user.values():
+        assert len(tasks) == len(set(tasks))
+    assert sum(len(t) for t in per_user.values()) == 10
+    for slot in TaskSlot.objects.filter(project=project):
+        assert (slot.submitted_count, slot.open_count, slot.active_count) == (2, 0, 0)
+    assert Assignment.objects.filter(project=project, status="submitted").count() == 10
+
+
+def test_each_group_gets_its_own_k(make_project):
+    project = make_project(n_prompts=3, groups=2, per_group=1, overlap=1)
+    g1_user, g2_user = project.annotators
+    assert len(drain(project, g1_user, lambda a: likert_payload(3))) == 3
+    assert len(drain(project, g2_user, lambda a: likert_payload(3))) == 3
+
+
+def test_claim_resumes_own_open_assignment(make_project):
+    project = make_project()
+    user = project.annotators[0]
+    first = assignment_claim(project=project, user=user)
+    again = assignment_claim(project=project, user=user)
+    assert again.pk == first.pk
+    assert TaskSlot.objects.get(pk=first.slot_id).active_count == 1
+
+
+def test_claim_refuses_non_members_and_inactive_projects(make_project, make_user):
+    project = make_project(activate=False)
+    with pytest.raises(services.ProjectNotOpen):
+        assignment_claim(project=project, user=project.annotators[0])
+    with pytest.raises(services.NotAMember):
+        assignment_claim(project=project, user=make_user("annotator"))
+
+
+def test_expired_lease_goes_to_someone_else_never_back(make_project):
+    # One task, k=1: the first holder lets the lease run out, the second gets the task.
+    project = make_project(n_prompts=1, per_group=2, overlap=1, lease_minutes=30)
+    slow, fast = project.annotators
+    now = timezone.now()
+    held = assignment_claim(project=project, user=slow, now=now)
+    assert assignment_claim(project=project, user=fast, now=now + timedelta(minutes=29)) is None
+    taken = assignment_claim(project=project, user=fast, now=now + timedelta(minutes=31))
+    assert taken.task_id == held.task_id
+    held.refresh_from_db()
+    assert held.status == "expired"
+    # The late holder never gets it back, even when it reopens.
+    assignment_skip(token=taken.token, user=fast)
+    assert assignment_claim(project=project, user=slow, now=now + timedelta(minutes=32)) is None
+
+
+def test_late_submit_is_kept_while_a_place_is_open(make_project):
+    project = make_project(n_prompts=1, per_group=2, overlap=1)
+    user = project.annotators[0]
+    now = timezone.now()
+    held = assignment_claim(project=project, user=user, now=now)
+    assert services.leases_reclaim(now=now + timedelta(hours=1)) == 1
+    result = assignment_submit(
+        token=held.token, user=user, payload=likert_payload(3), now=now + timedelta(hours=1)
+    )
+    assert result.outcome == "created"
+    slot = TaskSlot.objects.get(pk=held.slot_id)
+    assert (slot.open_count, slot.active_count, slot.submitted_count) == (0, 0, 1)
+
+
+def test_late_submit_is_refused_when_the_place_was_filled(make_project):
+    project = make_project(n_prompts=1, per_group=2, overlap=1)
+    slow, fast = project.annotators
+    now = timezone.now()
+    held = assignment_claim(project=project, user=slow, now=now)
+    later = now + timedelta(hours=1)
+    taken = assignment_claim(project=project, user=fast, now=later)
+    assignment_submit(token=taken.token, user=fast, payload=likert_payload(3), now=later)
+    with pytest.raises(services.AssignmentClosed):
+        assignment_submit(token=held.token, user=slow, payload=likert_payload(3), now=later)
+
+
+def test_skip_returns_the_task_to_the_pool(make_project):
+    project = make_project(n_prompts=1, per_group=2, overlap=1)
+    first, second = project.annotators
+    assignment = assignment_claim(project=project, user=first)
+    skipped = assignment_skip(token=assignment.token, user=first, reason="Saya tidak paham bahasa Jawa")
+    assert skipped.status == "skipped" and skipped.skip_reason == "Saya tidak paham bahasa Jawa"
+    assert assignment_claim(project=project, user=first) is None
+    assert assignment_claim(project=project, user=second).task_id == assignment.task_id
+
+
+def test_time_on_task_is_recorded_and_capped(make_project):
+    project = make_project(n_models=3)
+    user = project.annotators[0]
+    now = timezone.now()
+    assignment = assignment_claim(project=project, user=user, now=now)
+    result = assignment_submit(
+        token=assignment.token,
+        user=user,
+        payload=likert_payload(3),
+        seconds=500,
+        now=now + timedelta(seconds=95),
+    )
+    assert result.assignment.seconds_on_task == 95
+
+
+def test_gold_items_come_at_the_rate_and_do_not_count_toward_k(make_project):
+    project = make_project(
+        n_prompts=12, n_models=3, per_group=1, activate=False, kind="best_of_n", gold_rate=0.25
+    )
+    gold_tasks = list(project.tasks.order_by("id")[:4])
+    for task in gold_tasks:
+        services.task_gold_set(task=task, answer=0)
+    services.project_activate(project=project)
+    project.refresh_from_db()
+    assert project.n_tasks == 8
+    user = project.annotators[0]
+    served = drain(project, user, lambda a: {"best": a.permutation.index(0) + 1})
+    gold_ids = {t.pk for t in gold_tasks}
+    n_gold = len([t for t in served if t in gold_ids])
+    # 8 regular tasks and, at a rate of 1 in 4, at least 2 gold items among the first 12 handed out.
+    assert len(served) - n_gold == 8 and n_gold >= 2
+    assert not TaskSlot.objects.filter(task__in=gold_tasks).exists()
