@@ -110,8 +110,8 @@ def test_someone_elses_task_is_a_404_and_annotators_cannot_manage(client, transl
     )
 
 
-def test_manager_sees_the_translation_report_and_downloads_the_corpus(
-    client, translation_setup, make_user, settings, tmp_path
+def test_manager_sees_the_translation_report_and_exports_the_corpus(
+    client, translation_setup, make_user, settings, tmp_path, django_capture_on_commit_callbacks
 ):
     settings.EXPORTS_DIR = tmp_path
     dataset, translate, review, translator, reviewer = translation_setup
@@ -134,7 +134,8 @@ def test_manager_sees_the_translation_report_and_downloads_the_corpus(
     assert "<ins>" in body and "wonten griya" in body  # the fix shown as a word diff
     # The page's export button queues the parallel-corpus export like every other export (a POST).
     assert f'action="{reverse("exports:export_new", args=[review.pk])}"' in body
-    started = client.post(reverse("exports:export_new", args=[review.pk]), {"kind": "parallel-corpus"})
+    with django_capture_on_commit_callbacks(execute=True):
+        started = client.post(reverse("exports:export_new", args=[review.pk]), {"kind": "parallel-corpus"})
     export = Export.objects.get(project=review)
     assert started.status_code == 302 and started["Location"] == reverse(
         "exports:export_detail", args=[export.pk]
