@@ -136,6 +136,13 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
 
+# Model endpoints may only name an API key variable that starts with MODEL_KEY_ENV_PREFIX or is listed in
+# MODEL_KEY_ENV_NAMES (never Timbang's own secrets), and, when MODEL_ENDPOINT_HOSTS lists any, only send
+# requests to those hosts ("host", "host:port" or ".domain").
+MODEL_KEY_ENV_PREFIX = env("MODEL_KEY_ENV_PREFIX", default="TIMBANG_MODEL_KEY_")
+MODEL_KEY_ENV_NAMES = env.list("MODEL_KEY_ENV_NAMES", default=[])
+MODEL_ENDPOINT_HOSTS = env.list("MODEL_ENDPOINT_HOSTS", default=[])
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
