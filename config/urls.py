@@ -3,9 +3,10 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from config import views
+from config import api_tokens, views
 
 api_v1 = [
+    path("auth/token/rotate", api_tokens.TokenRotateApi.as_view(), name="api-token-rotate"),
     path("", include("datasets_app.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("evaluation.api_urls")),

@@ -138,15 +138,17 @@ IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=512 * 1024 
 
 # Model endpoints may only name an API key variable that starts with MODEL_KEY_ENV_PREFIX or is listed in
 # MODEL_KEY_ENV_NAMES (never Timbang's own secrets), and, when MODEL_ENDPOINT_HOSTS lists any, only send
-# requests to those hosts ("host", "host:port" or ".domain").
+# requests to those hosts ("host", "host:port" or ".domain"). API tokens expire API_TOKEN_LIFETIME_DAYS
+# after they were made or rotated (0: never).
 MODEL_KEY_ENV_PREFIX = env("MODEL_KEY_ENV_PREFIX", default="TIMBANG_MODEL_KEY_")
 MODEL_KEY_ENV_NAMES = env.list("MODEL_KEY_ENV_NAMES", default=[])
 MODEL_ENDPOINT_HOSTS = env.list("MODEL_ENDPOINT_HOSTS", default=[])
+API_TOKEN_LIFETIME_DAYS = env.int("API_TOKEN_LIFETIME_DAYS", default=90)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "config.authentication.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
