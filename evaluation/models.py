@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.domain.endpoint_policy import (
@@ -89,11 +90,11 @@ def endpoint_policy() -> EndpointPolicy:
 _REFUSAL_MESSAGES = {
     "reserved_key_env": _(
         "API key variable (api_key_env): %(value)s holds one of Timbang's own secrets and is never sent to a "
-        "model server. Allowed names must %(rule)s."
+        "model server. Allowed: %(rule)s."
     ),
     "key_env_not_allowed": _(
-        "API key variable (api_key_env): the environment variable %(value)s is not allowed. Allowed names "
-        "must %(rule)s (settings MODEL_KEY_ENV_PREFIX and MODEL_KEY_ENV_NAMES)."
+        "API key variable (api_key_env): the environment variable %(value)s is not allowed. Allowed: "
+        "%(rule)s (settings MODEL_KEY_ENV_PREFIX and MODEL_KEY_ENV_NAMES)."
     ),
     "bad_url": _(
         "Base URL (base_url): %(value)s is not an http(s) URL with a plain host name. Allowed hosts: "
@@ -106,20 +107,33 @@ _REFUSAL_MESSAGES = {
 }
 
 
-def refusal_error(refusal: Refusal) -> ValidationError:
+def _key_rule(policy: EndpointPolicy) -> str:
+    """The key rule in the active language (the domain's ``key_rule()`` is the English one for logs)."""
+    parts = []
+    if policy.key_prefix:
+        parts.append(_("names that start with %(prefix)s") % {"prefix": policy.key_prefix})
+    if policy.key_names:
+        parts.append(_("one of %(names)s") % {"names": ", ".join(sorted(policy.key_names))})
+    if not parts:
+        return str(_("no variable at all in this deployment"))
+    return str(_(" or ")).join(str(part) for part in parts)
+
+
+def refusal_error(refusal: Refusal, policy: EndpointPolicy) -> ValidationError:
     """A translated ``ValidationError`` for a refusal of the endpoint policy."""
+    # Lazy like the message, so both are rendered in the language active when the error is shown.
+    rule = lazy(_key_rule, str)(policy) if refusal.field == "api_key_env" else refusal.rule
     return ValidationError(
-        _REFUSAL_MESSAGES[refusal.code],
-        code=refusal.code,
-        params={"value": refusal.value, "rule": refusal.rule},
+        _REFUSAL_MESSAGES[refusal.code], code=refusal.code, params={"value": refusal.value, "rule": rule}
     )
 
 
 def validate_base_url(value: str) -> None:
     """The host of ``value`` must be on the deployment's list of endpoint hosts, when it has one."""
-    refusal = base_url_refusal(value, endpoint_policy())
+    policy = endpoint_policy()
+    refusal = base_url_refusal(value, policy)
     if refusal is not None:
-        raise refusal_error(refusal)
+        raise refusal_error(refusal, policy)
 
 
 def validate_api_key_env(value: str) -> None:
@@ -141,9 +155,10 @@ def validate_api_key_env(value: str) -> None:
             code="invalid",
             params={"prefix": settings.MODEL_KEY_ENV_PREFIX or "TIMBANG_MODEL_KEY_"},
         )
-    refusal = api_key_env_refusal(value, endpoint_policy())
+    policy = endpoint_policy()
+    refusal = api_key_env_refusal(value, policy)
     if refusal is not None:
-        raise refusal_error(refusal)
+        raise refusal_error(refusal, policy)
 
 
 class ModelEndpoint(models.Model):

@@ -55,13 +55,13 @@ class EndpointPolicy:
         )
 
     def key_rule(self) -> str:
-        """The rule in words, for messages: 'start with TIMBANG_MODEL_KEY_ or be one of A, B'."""
+        """The rule in words: 'names that start with TIMBANG_MODEL_KEY_ or one of A, B'."""
         parts = []
         if self.key_prefix:
-            parts.append(f"start with {self.key_prefix}")
+            parts.append(f"names that start with {self.key_prefix}")
         if self.key_names:
-            parts.append(f"be one of {', '.join(sorted(self.key_names))}")
-        return " or ".join(parts) if parts else "(no variable is allowed in this deployment)"
+            parts.append(f"one of {', '.join(sorted(self.key_names))}")
+        return " or ".join(parts) if parts else "no variable at all in this deployment"
 
 
 @dataclass(frozen=True)
@@ -78,10 +78,10 @@ class Refusal:
         if self.code == "reserved_key_env":
             return (
                 f"api_key_env: {self.value} holds one of Timbang's own secrets and is never sent to a model "
-                f"server; name a variable that is allowed: {self.rule}."
+                f"server; allowed: {self.rule}."
             )
         if self.code == "key_env_not_allowed":
-            return f"api_key_env: the environment variable {self.value} is not allowed; the name must {self.rule}."
+            return f"api_key_env: the environment variable {self.value} is not allowed; allowed: {self.rule}."
         if self.code == "bad_url":
             return f"base_url: {self.value!r} is not an http(s) URL with a plain host name; allowed hosts: {self.rule}."
         return f"base_url: the host of {self.value!r} is not allowed; allowed hosts: {self.rule}."

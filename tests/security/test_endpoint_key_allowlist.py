@@ -13,10 +13,12 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.test import Client
+from django.utils import translation
 from rest_framework.test import APIClient
 
-from evaluation.models import GenerationRun, JudgeRun, ModelEndpoint
+from evaluation.models import GenerationRun, JudgeRun, ModelEndpoint, validate_api_key_env
 from evaluation.services import backend_cache_clear, generation_run_start, judge_run_start
 from evaluation.services.endpoints import endpoint_create
 from tests.evaluation.inference.openai_stub_server import Reply, StubOpenAIServer, completion_body
@@ -236,3 +238,16 @@ def test_an_allowed_variable_reaches_a_real_listener_as_the_bearer_token(
     finally:
         backend_cache_clear()
         server.stop()
+
+
+def test_the_refusal_is_translated_with_the_rule_in_the_same_language(settings):
+    settings.MODEL_KEY_ENV_NAMES = ["OPENAI_API_KEY"]
+    with pytest.raises(ValidationError) as caught:
+        validate_api_key_env("GROQ_API_KEY")
+    # Message and rule are both rendered in the language active when the error is shown.
+    with translation.override("id"):
+        (message,) = caught.value.messages
+    assert "GROQ_API_KEY tidak diizinkan" in message
+    assert "nama yang diawali TIMBANG_MODEL_KEY_ atau salah satu dari OPENAI_API_KEY" in message
+    (english,) = caught.value.messages
+    assert "names that start with TIMBANG_MODEL_KEY_ or one of OPENAI_API_KEY" in english
