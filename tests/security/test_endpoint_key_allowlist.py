@@ -19,7 +19,12 @@ from django.utils import translation
 from rest_framework.test import APIClient
 
 from evaluation.models import GenerationRun, JudgeRun, ModelEndpoint, validate_api_key_env
-from evaluation.services import backend_cache_clear, generation_run_start, judge_run_start
+from evaluation.services import (
+    backend_cache_clear,
+    benchmark_run_start,
+    generation_run_start,
+    judge_run_start,
+)
 from evaluation.services.endpoints import endpoint_create
 from tests.evaluation.inference.openai_stub_server import Reply, StubOpenAIServer, completion_body
 from tests.evaluation.services.builders import make_pair_dataset, make_prompt_dataset
@@ -166,6 +171,36 @@ def test_a_stored_endpoint_naming_secret_key_fails_its_run_without_a_connection(
     # The count is real: a connection made now is seen.
     socket.create_connection(listener.getsockname(), timeout=2).close()
     assert _connections(listener) == 1
+
+
+def test_a_benchmark_whose_judge_names_secret_key_sends_nothing_to_either_model(
+    listener, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setenv("SECRET_KEY", STOLEN)
+    monkeypatch.setenv(ALLOWED_ENV, ALLOWED_KEY)
+    server = StubOpenAIServer().start()
+    try:
+        model = endpoint_create(**_body(server.base_url, "qa-model", ALLOWED_ENV))
+        judge = ModelEndpoint.objects.create(
+            slug="qa-judge",
+            base_url=_url(listener),
+            model_id="judge",
+            api_key_env="SECRET_KEY",
+            backend_options=FAST,
+        )
+        with django_capture_on_commit_callbacks(execute=True):
+            run = benchmark_run_start(
+                task="open_qa",
+                endpoint=model,
+                judge_endpoint=judge,
+                dataset=make_prompt_dataset(n_prompts=2, two_turn_first=False),
+                options={"scoring": "judge"},
+            )
+        run.refresh_from_db()
+        assert run.status == "failed" and "'qa-judge' refused" in run.error and "SECRET_KEY" in run.error
+        assert server.requests == [] and _connections(listener) == 0
+    finally:
+        server.stop()
 
 
 def test_a_stored_endpoint_on_a_host_outside_the_list_fails_without_a_connection(
