@@ -144,6 +144,14 @@ MODEL_KEY_ENV_PREFIX = env("MODEL_KEY_ENV_PREFIX", default="TIMBANG_MODEL_KEY_")
 MODEL_KEY_ENV_NAMES = env.list("MODEL_KEY_ENV_NAMES", default=[])
 MODEL_ENDPOINT_HOSTS = env.list("MODEL_ENDPOINT_HOSTS", default=[])
 API_TOKEN_LIFETIME_DAYS = env.int("API_TOKEN_LIFETIME_DAYS", default=90)
+if API_TOKEN_LIFETIME_DAYS < 0:
+    raise SystemExit(
+        f"timbang: API_TOKEN_LIFETIME_DAYS must be 0 (never) or a number of days, got {API_TOKEN_LIFETIME_DAYS}"
+    )
+if not all(c.isascii() and (c.isupper() or c.isdigit() or c == "_") for c in MODEL_KEY_ENV_PREFIX):
+    raise SystemExit(
+        f"timbang: MODEL_KEY_ENV_PREFIX must be capital letters, digits and _, got {MODEL_KEY_ENV_PREFIX!r}"
+    )
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
