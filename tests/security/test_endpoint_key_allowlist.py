@@ -286,3 +286,20 @@ def test_the_refusal_is_translated_with_the_rule_in_the_same_language(settings):
     assert "nama yang diawali TIMBANG_MODEL_KEY_ atau salah satu dari OPENAI_API_KEY" in message
     (english,) = caught.value.messages
     assert "names that start with TIMBANG_MODEL_KEY_ or one of OPENAI_API_KEY" in english
+
+
+def test_the_endpoints_page_names_stored_endpoints_whose_runs_would_fail(role_client, settings):
+    ModelEndpoint.objects.create(
+        slug="old-row", base_url="http://10.1.2.3/v1", model_id="m", api_key_env="SECRET_KEY"
+    )
+    ModelEndpoint.objects.create(
+        slug="fine", base_url="http://gpu-1.internal/v1", model_id="m", api_key_env=ALLOWED_ENV
+    )
+    settings.MODEL_ENDPOINT_HOSTS = ["gpu-1.internal"]
+    page = role_client("researcher").get("/evaluation/endpoints/")
+    rows = {e.slug: e.policy_errors for e in page.context["endpoints"]}
+    assert rows["fine"] == []
+    assert len(rows["old-row"]) == 2
+    assert "SECRET_KEY" in rows["old-row"][0] and "http://10.1.2.3/v1" in rows["old-row"][1]
+    html = page.content.decode()
+    assert "Runs on this endpoint fail until it is edited:" in html and html.count('class="error"') == 1
