@@ -1,16 +1,29 @@
-"""Writes of the accounts app: counting failed logins and locking their keys (in the cache)."""
+"""Writes of the accounts app: API tokens; counting failed logins and locking their keys (in the cache)."""
 
 from __future__ import annotations
 
 import logging
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
+from django.db import transaction
+from rest_framework.authtoken.models import Token
 
 from accounts.domain.login_throttle import throttle_keys
 from accounts.selectors import login_failures_cache_key, login_lock_cache_key, login_throttle_limits
 
 logger = logging.getLogger(__name__)
+
+
+@transaction.atomic
+def api_token_rotate(*, user: AbstractBaseUser) -> Token:
+    """Replace ``user``'s API token (or make the first one). The old key stops working at once."""
+    # Locking the user serialises two rotations of the same user (the token is one-to-one with it).
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user)
 
 
 def _count_failure(cache_key: str, window: int) -> int:

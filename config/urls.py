@@ -7,6 +7,7 @@ from accounts import views as account_views
 from config import views
 
 api_v1 = [
+    path("", include("accounts.api_urls")),
     path("", include("datasets_app.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("evaluation.api_urls")),

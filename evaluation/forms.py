@@ -10,7 +10,15 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Project
 from datasets_app.models import Dataset
-from evaluation.models import BenchmarkRun, JudgeRun, JudgeTemplate, ModelEndpoint, looks_like_secret
+from evaluation.models import (
+    BenchmarkRun,
+    JudgeRun,
+    JudgeTemplate,
+    ModelEndpoint,
+    looks_like_secret,
+    validate_api_key_env,
+    validate_base_url,
+)
 
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "seed")
 
@@ -76,6 +84,7 @@ class EndpointForm(forms.Form):
         max_length=500,
         required=False,
         label=_("Base URL"),
+        validators=[validate_base_url],
         help_text=_("For OpenAI-compatible servers, e.g. http://localhost:8000/v1."),
     )
     model_id = forms.CharField(max_length=300, help_text=_("Model name at the server, or a local path."))
@@ -96,8 +105,10 @@ class EndpointForm(forms.Form):
         required=False,
         label=_("API key variable"),
         widget=KeyNameInput,
+        validators=[validate_api_key_env],
         help_text=_(
-            "The NAME of the environment variable that holds the key on the workers, e.g. OPENAI_API_KEY. "
+            "The NAME of the environment variable that holds the key on the workers; the deployment allows "
+            "names that start with TIMBANG_MODEL_KEY_ (or its own prefix and list). "
             "The key itself is never stored."
         ),
     )

@@ -14,8 +14,15 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
+from evaluation.domain.endpoint_policy import (
+    EndpointPolicy,
+    Refusal,
+    api_key_env_refusal,
+    base_url_refusal,
+)
 from evaluation.domain.judge_templates import FACTUAL, PAIRWISE, SINGLE_GRADE
 
 ENV_VAR_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,99}$")
@@ -71,6 +78,64 @@ def looks_like_secret(value: str) -> bool:
     return len(text) >= 32 and not ENV_VAR_NAME.match(text)
 
 
+def endpoint_policy() -> EndpointPolicy:
+    """The deployment's allow-lists of key variables and endpoint hosts (see docs/deployment.md)."""
+    return EndpointPolicy.build(
+        key_prefix=settings.MODEL_KEY_ENV_PREFIX,
+        key_names=settings.MODEL_KEY_ENV_NAMES,
+        hosts=settings.MODEL_ENDPOINT_HOSTS,
+    )
+
+
+_REFUSAL_MESSAGES = {
+    "reserved_key_env": _(
+        "API key variable (api_key_env): %(value)s holds one of Timbang's own secrets and is never sent to a "
+        "model server. Allowed: %(rule)s."
+    ),
+    "key_env_not_allowed": _(
+        "API key variable (api_key_env): the environment variable %(value)s is not allowed. Allowed: "
+        "%(rule)s (settings MODEL_KEY_ENV_PREFIX and MODEL_KEY_ENV_NAMES)."
+    ),
+    "bad_url": _(
+        "Base URL (base_url): %(value)s is not an http(s) URL with a plain host name. Allowed hosts: "
+        "%(rule)s (setting MODEL_ENDPOINT_HOSTS)."
+    ),
+    "host_not_allowed": _(
+        "Base URL (base_url): the host of %(value)s is not allowed. Allowed hosts: %(rule)s "
+        "(setting MODEL_ENDPOINT_HOSTS)."
+    ),
+}
+
+
+def _key_rule(policy: EndpointPolicy) -> str:
+    """The key rule in the active language (the domain's ``key_rule()`` is the English one for logs)."""
+    parts = []
+    if policy.key_prefix:
+        parts.append(_("names that start with %(prefix)s") % {"prefix": policy.key_prefix})
+    if policy.key_names:
+        parts.append(_("one of %(names)s") % {"names": ", ".join(sorted(policy.key_names))})
+    if not parts:
+        return str(_("no variable at all in this deployment"))
+    return str(_(" or ")).join(str(part) for part in parts)
+
+
+def refusal_error(refusal: Refusal, policy: EndpointPolicy) -> ValidationError:
+    """A translated ``ValidationError`` for a refusal of the endpoint policy."""
+    # Lazy like the message, so both are rendered in the language active when the error is shown.
+    rule = lazy(_key_rule, str)(policy) if refusal.field == "api_key_env" else refusal.rule
+    return ValidationError(
+        _REFUSAL_MESSAGES[refusal.code], code=refusal.code, params={"value": refusal.value, "rule": rule}
+    )
+
+
+def validate_base_url(value: str) -> None:
+    """The host of ``value`` must be on the deployment's list of endpoint hosts, when it has one."""
+    policy = endpoint_policy()
+    refusal = base_url_refusal(value, policy)
+    if refusal is not None:
+        raise refusal_error(refusal, policy)
+
+
 def validate_api_key_env(value: str) -> None:
     if not value:
         return
@@ -84,10 +149,16 @@ def validate_api_key_env(value: str) -> None:
     if not ENV_VAR_NAME.match(value):
         raise ValidationError(
             _(
-                "Enter the NAME of an environment variable (capital letters, digits and _), e.g. OPENAI_API_KEY."
+                "Enter the NAME of an environment variable (capital letters, digits and _), "
+                "e.g. %(prefix)sOPENAI."
             ),
             code="invalid",
+            params={"prefix": settings.MODEL_KEY_ENV_PREFIX or "TIMBANG_MODEL_KEY_"},
         )
+    policy = endpoint_policy()
+    refusal = api_key_env_refusal(value, policy)
+    if refusal is not None:
+        raise refusal_error(refusal, policy)
 
 
 class ModelEndpoint(models.Model):
@@ -130,6 +201,14 @@ class ModelEndpoint(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    def clean(self) -> None:
+        # Not a field validator, so that a change of the deployment's host list needs no migration.
+        if self.base_url:
+            try:
+                validate_base_url(self.base_url)
+            except ValidationError as exc:
+                raise ValidationError({"base_url": exc.error_list}) from exc
 
     @property
     def model_name(self) -> str:

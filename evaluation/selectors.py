@@ -7,6 +7,7 @@ from itertools import combinations
 from typing import Any
 
 import pandas as pd
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
 from annotation.models import Task
@@ -24,6 +25,8 @@ from evaluation.models import (
     ModelEndpoint,
     PairVerdict,
     RunChunk,
+    validate_api_key_env,
+    validate_base_url,
 )
 
 
@@ -158,6 +161,20 @@ def judge_template_latest(*, kind: str, language: str, name: str = "default") ->
 
 def endpoint_list() -> QuerySet[ModelEndpoint]:
     return ModelEndpoint.objects.order_by("slug")
+
+
+def endpoint_policy_errors(endpoint: ModelEndpoint) -> list[str]:
+    """Why the deployment's allow-lists refuse a stored endpoint (its runs would fail); empty when allowed."""
+    errors: list[str] = []
+    checks = [(validate_api_key_env, endpoint.api_key_env)]
+    if endpoint.backend == ModelEndpoint.Backend.OPENAI:
+        checks.append((validate_base_url, endpoint.base_url))
+    for validate, value in checks:
+        try:
+            validate(value)
+        except ValidationError as exc:
+            errors.extend(exc.messages)
+    return errors
 
 
 def run_lists(limit: int = 50) -> dict[str, list[Any]]:

@@ -11,6 +11,8 @@ from evaluation.models import (
     ModelEndpoint,
     PairVerdict,
     RunStatus,
+    validate_api_key_env,
+    validate_base_url,
 )
 
 ENDPOINT_OUTPUT_FIELDS = [
@@ -40,7 +42,13 @@ class EndpointSerializer(serializers.ModelSerializer):
 class EndpointInputSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=100)
     backend = serializers.ChoiceField(choices=ModelEndpoint.Backend.choices, default="openai")
-    base_url = serializers.CharField(max_length=500, allow_blank=True, default="")
+    base_url = serializers.CharField(
+        max_length=500,
+        allow_blank=True,
+        default="",
+        validators=[validate_base_url],
+        help_text="For OpenAI-compatible servers; its host must be allowed by MODEL_ENDPOINT_HOSTS when set.",
+    )
     model_id = serializers.CharField(max_length=300)
     queue = serializers.CharField(max_length=120, default="default")
     max_concurrency = serializers.IntegerField(min_value=1, max_value=1024, default=8)
@@ -50,7 +58,9 @@ class EndpointInputSerializer(serializers.Serializer):
         max_length=100,
         allow_blank=True,
         default="",
-        help_text="NAME of the environment variable holding the key.",
+        validators=[validate_api_key_env],
+        help_text="NAME of the environment variable holding the key; it must start with the deployment's "
+        "MODEL_KEY_ENV_PREFIX (default TIMBANG_MODEL_KEY_) or be listed in MODEL_KEY_ENV_NAMES.",
     )
     is_active = serializers.BooleanField(default=True)
 

@@ -29,7 +29,10 @@ def _run_or_404(kind: str, run_id: int):
 
 @role_required(*DATA_ROLES)
 def endpoint_list(request):
-    return render(request, "evaluation/endpoints.html", {"endpoints": selectors.endpoint_list()})
+    endpoints = list(selectors.endpoint_list())
+    for endpoint in endpoints:
+        endpoint.policy_errors = selectors.endpoint_policy_errors(endpoint)
+    return render(request, "evaluation/endpoints.html", {"endpoints": endpoints})
 
 
 def _endpoint_form_page(request: HttpRequest, endpoint: ModelEndpoint | None) -> HttpResponse:

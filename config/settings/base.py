@@ -162,10 +162,27 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
 
+# Model endpoints may only name an API key variable that starts with MODEL_KEY_ENV_PREFIX or is listed in
+# MODEL_KEY_ENV_NAMES (never Timbang's own secrets), and, when MODEL_ENDPOINT_HOSTS lists any, only send
+# requests to those hosts ("host", "host:port" or ".domain"). API tokens expire API_TOKEN_LIFETIME_DAYS
+# after they were made or rotated (0: never).
+MODEL_KEY_ENV_PREFIX = env("MODEL_KEY_ENV_PREFIX", default="TIMBANG_MODEL_KEY_")
+MODEL_KEY_ENV_NAMES = env.list("MODEL_KEY_ENV_NAMES", default=[])
+MODEL_ENDPOINT_HOSTS = env.list("MODEL_ENDPOINT_HOSTS", default=[])
+API_TOKEN_LIFETIME_DAYS = env.int("API_TOKEN_LIFETIME_DAYS", default=90)
+if API_TOKEN_LIFETIME_DAYS < 0:
+    raise SystemExit(
+        f"timbang: API_TOKEN_LIFETIME_DAYS must be 0 (never) or a number of days, got {API_TOKEN_LIFETIME_DAYS}"
+    )
+if not all(c.isascii() and (c.isupper() or c.isdigit() or c == "_") for c in MODEL_KEY_ENV_PREFIX):
+    raise SystemExit(
+        f"timbang: MODEL_KEY_ENV_PREFIX must be capital letters, digits and _, got {MODEL_KEY_ENV_PREFIX!r}"
+    )
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.authentication.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -24,7 +24,7 @@ from evaluation.domain.judge_templates import FACTUAL, SCORE_RANGES, render_fact
 from evaluation.domain.sampling import SamplingParams, SamplingParamsError
 from evaluation.inference.base import ChatRequest
 from evaluation.models import BenchmarkResult, BenchmarkRun, ModelEndpoint, RunChunk
-from evaluation.services.endpoints import endpoint_backend, endpoint_sampling
+from evaluation.services.endpoints import endpoint_backend, endpoint_check_allowed, endpoint_sampling
 from evaluation.services.judging import judge_template_default, to_domain_template
 from evaluation.services.runs import (
     ItemOutcome,
@@ -452,6 +452,9 @@ def _open_qa(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) 
 def benchmark_compute(
     *, run: BenchmarkRun, items: list[dict[str, Any]], endpoint: ModelEndpoint
 ) -> list[ItemOutcome]:
+    if run.judge_endpoint_id is not None:
+        # Before the model's requests: a judge the deployment refuses fails the run with nothing sent.
+        endpoint_check_allowed(run.judge_endpoint)
     backend = endpoint_backend(endpoint)
     sampling = SamplingParams.from_dict(run.config["sampling"])
     if run.task == BenchmarkRun.Task.MCQ:

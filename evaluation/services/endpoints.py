@@ -12,10 +12,11 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from evaluation.domain.endpoint_policy import endpoint_refusals
 from evaluation.domain.sampling import SamplingParams, SamplingParamsError
-from evaluation.inference.base import Backend
+from evaluation.inference.base import Backend, BackendConfigError
 from evaluation.inference.registry import create_backend
-from evaluation.models import BACKEND_OPTIONS, QUEUE_NAME, ModelEndpoint, looks_like_secret
+from evaluation.models import BACKEND_OPTIONS, QUEUE_NAME, ModelEndpoint, endpoint_policy, looks_like_secret
 
 ENDPOINT_FIELDS = (
     "slug",
@@ -122,13 +123,33 @@ def backend_kwargs(endpoint: ModelEndpoint) -> dict[str, Any]:
     return {"model": endpoint.model_id, **options}
 
 
+class EndpointNotAllowed(BackendConfigError):
+    """The endpoint names a key variable or host the deployment does not allow (a row stored before the
+    rule, or the rule changed since): no backend is built, so no request is sent."""
+
+
+def endpoint_check_allowed(endpoint: ModelEndpoint) -> None:
+    """Raise :class:`EndpointNotAllowed` unless the deployment's policy allows the endpoint's key variable
+    and (for OpenAI-compatible servers) its host."""
+    base_url = endpoint.base_url if endpoint.backend == ModelEndpoint.Backend.OPENAI else ""
+    refusals = endpoint_refusals(
+        api_key_env=endpoint.api_key_env or "", base_url=base_url or "", policy=endpoint_policy()
+    )
+    if refusals:
+        reasons = " ".join(refusal.message for refusal in refusals)
+        raise EndpointNotAllowed(f"endpoint {endpoint.slug!r} refused, no request sent: {reasons}")
+
+
 def _fingerprint(endpoint: ModelEndpoint) -> str:
     data = {"backend": endpoint.backend, "pk": endpoint.pk, **backend_kwargs(endpoint)}
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def endpoint_backend(endpoint: ModelEndpoint) -> Backend:
-    """The backend for ``endpoint``, reused across chunks in this process while its settings are unchanged."""
+    """The backend for ``endpoint``, reused across chunks in this process while its settings are unchanged.
+
+    Checked against the deployment's policy every time, cached or not, before any key is read."""
+    endpoint_check_allowed(endpoint)
     key = _fingerprint(endpoint)
     with _backend_cache_lock:
         backend = _backend_cache.get(key)

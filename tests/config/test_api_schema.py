@@ -8,3 +8,4 @@ def test_openapi_schema_generates_without_warnings_and_validates(tmp_path, db):
     text = out.read_text()
     assert "/api/v1/projects/{project_id}/next" in text
     assert "/api/v1/datasets/import" in text
+    assert "/api/v1/auth/token/rotate" in text

@@ -103,3 +103,15 @@ def test_docker_compose_config_is_valid(tmp_path):
         timeout=60,
     )
     assert missing.returncode != 0 and "SECRET_KEY" in missing.stderr
+
+
+def test_endpoint_and_token_settings_reach_web_and_workers(compose):
+    env_example = (REPO_ROOT / ".env.example").read_text()
+    names = ("MODEL_KEY_ENV_PREFIX", "MODEL_KEY_ENV_NAMES", "MODEL_ENDPOINT_HOSTS", "API_TOKEN_LIFETIME_DAYS")
+    for name in names:
+        assert f"\n{name}=" in env_example, name
+    # The web server checks endpoints on create and edit, the workers before every run: the same values.
+    for service in ("web", "worker", "gpu-worker"):
+        environment = compose["services"][service]["environment"]
+        assert [environment[name].split(":-")[0] for name in names] == [f"${{{name}" for name in names]
+    assert compose["services"]["web"]["environment"]["MODEL_KEY_ENV_PREFIX"].endswith(":-TIMBANG_MODEL_KEY_}")

@@ -80,3 +80,31 @@ def test_the_suite_writes_under_a_scratch_folder_not_the_checkouts_var(settings)
     for name in ("VAR_DIR", "EXPORTS_DIR", "UPLOADS_DIR", "MEDIA_ROOT", "BROKER_DIR"):
         path = getattr(settings, name).resolve()
         assert path != var and var not in path.parents, f"{name} = {path} lies in the checkout's var/"
+
+
+def _settings_value(name: str, env_overrides: dict[str, str], tmp_path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update({"TIMBANG_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "config.settings.base"})
+    env.update(env_overrides)
+    code = f"import django; django.setup(); from django.conf import settings as s; print(repr(s.{name}))"
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_endpoint_and_token_settings_are_read_from_the_environment(tmp_path):
+    assert _settings_value("MODEL_KEY_ENV_PREFIX", {}, tmp_path).stdout.strip() == "'TIMBANG_MODEL_KEY_'"
+    assert _settings_value("API_TOKEN_LIFETIME_DAYS", {}, tmp_path).stdout.strip() == "90"
+    hosts = _settings_value(
+        "MODEL_ENDPOINT_HOSTS", {"MODEL_ENDPOINT_HOSTS": "gpu-1.internal,.example.org"}, tmp_path
+    )
+    assert hosts.stdout.strip() == "['gpu-1.internal', '.example.org']"
+    names = _settings_value("MODEL_KEY_ENV_NAMES", {"MODEL_KEY_ENV_NAMES": ""}, tmp_path)
+    assert names.stdout.strip() == "[]"
+
+
+def test_bad_endpoint_and_token_settings_stop_start_up_with_the_reason(tmp_path):
+    negative = _settings_value("API_TOKEN_LIFETIME_DAYS", {"API_TOKEN_LIFETIME_DAYS": "-1"}, tmp_path)
+    assert negative.returncode != 0 and "API_TOKEN_LIFETIME_DAYS must be 0 (never)" in negative.stderr
+    lower = _settings_value("MODEL_KEY_ENV_PREFIX", {"MODEL_KEY_ENV_PREFIX": "timbang_"}, tmp_path)
+    assert lower.returncode != 0 and "MODEL_KEY_ENV_PREFIX must be capital letters" in lower.stderr

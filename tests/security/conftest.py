@@ -120,7 +120,10 @@ def build_world(make_user, tmp_path: Path) -> World:
     )
 
     endpoint = ModelEndpoint.objects.create(
-        slug="security-judge", base_url="http://127.0.0.1:9/v1", model_id="m", api_key_env="SECURITY_KEY"
+        slug="security-judge",
+        base_url="http://127.0.0.1:9/v1",
+        model_id="m",
+        api_key_env="TIMBANG_MODEL_KEY_SECURITY",
     )
     generation_run = GenerationRun.objects.create(dataset=dataset, name="gen")
     generation_run.endpoints.add(endpoint)

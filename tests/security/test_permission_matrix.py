@@ -134,6 +134,8 @@ PAGES: dict[str, Row] = {
 }
 
 API: dict[str, Row] = {
+    # every signed-in user rotates their own API token
+    "api-token-rotate": Row("POST", "U A A A A A A A"),
     # datasets, imports, exports
     "api-dataset-list": Row("GET", DATA_API),
     "api-dataset-import": Row("POST", DATA_API),

@@ -25,7 +25,7 @@ from tests.evaluation.services.builders import make_pair_dataset, make_prompt_da
 
 pytestmark = pytest.mark.django_db
 
-KEY_ENV = "TIMBANG_SECURITY_PROBE_KEY"
+KEY_ENV = "TIMBANG_MODEL_KEY_SECURITY_PROBE"
 KEY = "sk-probe-7f3c9a1e5b2d8046-do-not-store"
 KEY_LIKE = [
     "sk-abc123def456ghi789",
@@ -66,7 +66,7 @@ def test_a_key_pasted_as_the_variable_name_is_refused_everywhere(server, value, 
         "/api/v1/evaluation/endpoints/create", _fields(server, "via-api", api_key_env=value), format="json"
     )
     assert created.status_code == 400 and "api_key_env" in created.json()
-    endpoint = endpoint_create(**_fields(server, "named", api_key_env="HOSTED_KEY"))
+    endpoint = endpoint_create(**_fields(server, "named", api_key_env="TIMBANG_MODEL_KEY_HOSTED"))
     with pytest.raises(ValidationError):
         endpoint_update(endpoint=endpoint, api_key_env=value)
     patched = api.patch(
@@ -74,7 +74,7 @@ def test_a_key_pasted_as_the_variable_name_is_refused_everywhere(server, value, 
     )
     assert patched.status_code == 400
     endpoint.refresh_from_db()
-    assert endpoint.api_key_env == "HOSTED_KEY"
+    assert endpoint.api_key_env == "TIMBANG_MODEL_KEY_HOSTED"
     assert not ModelEndpoint.objects.filter(api_key_env=value).exists()
 
 

@@ -47,14 +47,14 @@ def test_endpoint_create_refuses_a_key_and_never_returns_one(api_client_for, mon
             "slug": "hosted",
             "base_url": "https://api.example.com/v1",
             "model_id": "m",
-            "api_key_env": "HOSTED_KEY",
+            "api_key_env": "TIMBANG_MODEL_KEY_HOSTED",
         },
         format="json",
     )
     assert good.status_code == 201, good.json()
-    monkeypatch.setenv("HOSTED_KEY", "the-real-secret-value")
+    monkeypatch.setenv("TIMBANG_MODEL_KEY_HOSTED", "the-real-secret-value")
     listed = api.get("/api/v1/evaluation/endpoints/").content.decode()
-    assert "HOSTED_KEY" in listed and "the-real-secret-value" not in listed
+    assert "TIMBANG_MODEL_KEY_HOSTED" in listed and "the-real-secret-value" not in listed
 
     endpoint_id = good.json()["id"]
     patched = api.patch(

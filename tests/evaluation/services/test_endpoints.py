@@ -34,7 +34,7 @@ def test_a_pasted_key_is_refused(value):
     assert not ModelEndpoint.objects.exists()
 
 
-@pytest.mark.parametrize("value", ["", "OPENAI_API_KEY", "TIMBANG_JUDGE_KEY_2"])
+@pytest.mark.parametrize("value", ["", "TIMBANG_MODEL_KEY_OPENAI", "TIMBANG_MODEL_KEY_JUDGE_2"])
 def test_variable_names_are_accepted(value):
     assert _create(api_key_env=value).api_key_env == value
 
@@ -68,12 +68,12 @@ def test_a_gpu_queue_and_an_update_are_validated():
 
 
 def test_the_backend_reads_the_named_variable_and_is_rebuilt_after_an_edit(monkeypatch):
-    monkeypatch.setenv("TIMBANG_TEST_KEY", "secret-value")
-    endpoint = _create(api_key_env="TIMBANG_TEST_KEY", max_concurrency=3)
+    monkeypatch.setenv("TIMBANG_MODEL_KEY_TEST", "secret-value")
+    endpoint = _create(api_key_env="TIMBANG_MODEL_KEY_TEST", max_concurrency=3)
     backend = endpoint_backend(endpoint)
     try:
         assert isinstance(backend, OpenAIBackend)
-        assert (backend.max_concurrency, backend.api_key_env) == (3, "TIMBANG_TEST_KEY")
+        assert (backend.max_concurrency, backend.api_key_env) == (3, "TIMBANG_MODEL_KEY_TEST")
         assert endpoint_backend(endpoint) is backend  # reused while the settings are unchanged
         endpoint_update(endpoint=endpoint, max_concurrency=5)
         assert endpoint_backend(endpoint).max_concurrency == 5

@@ -34,7 +34,7 @@ def _endpoint_post(**overrides) -> dict[str, object]:
         "max_tokens": "",
         "seed": "",
         "backend_options": '{"timeout_s": 30}',
-        "api_key_env": "SAHABAT_API_KEY",
+        "api_key_env": "TIMBANG_MODEL_KEY_SAHABAT",
         "is_active": "on",
     }
     data.update(overrides)
@@ -61,7 +61,7 @@ def test_an_endpoint_is_created_and_edited_through_its_pages(role_client):
     assert (endpoint.model_id, endpoint.max_concurrency, endpoint.api_key_env) == (
         "GoToCompany/sahabat-ai-9b",
         4,
-        "SAHABAT_API_KEY",
+        "TIMBANG_MODEL_KEY_SAHABAT",
     )
     # Only the sampling fields that were filled are stored; the rest keep the study defaults.
     assert endpoint.sampling_defaults == {"temperature": 0.2, "top_k": 40}
@@ -71,7 +71,7 @@ def test_an_endpoint_is_created_and_edited_through_its_pages(role_client):
 
     edit_url = f"/evaluation/endpoints/{endpoint.pk}/edit/"
     page = client.get(edit_url).content.decode()
-    assert 'value="SAHABAT_API_KEY"' in page and 'value="40"' in page
+    assert 'value="TIMBANG_MODEL_KEY_SAHABAT"' in page and 'value="40"' in page
 
     # The slug is fixed once responses may carry it: a posted slug is ignored.
     response = client.post(
@@ -94,7 +94,7 @@ def test_a_pasted_key_is_refused_on_its_field_and_never_stored_or_shown(role_cli
     assert PASTED_KEY not in response.content.decode()
 
     endpoint = ModelEndpoint.objects.create(
-        slug="kept", model_id="m", base_url="http://x/v1", api_key_env="KEY"
+        slug="kept", model_id="m", base_url="http://x/v1", api_key_env="TIMBANG_MODEL_KEY_KEPT"
     )
     response = client.post(
         f"/evaluation/endpoints/{endpoint.pk}/edit/",
@@ -103,7 +103,7 @@ def test_a_pasted_key_is_refused_on_its_field_and_never_stored_or_shown(role_cli
     assert response.status_code == 200 and "api_key_env" in _errors(response)
     assert PASTED_KEY not in response.content.decode()
     endpoint.refresh_from_db()
-    assert (endpoint.api_key_env, endpoint.model_id) == ("KEY", "m")
+    assert (endpoint.api_key_env, endpoint.model_id) == ("TIMBANG_MODEL_KEY_KEPT", "m")
 
 
 @pytest.mark.parametrize(

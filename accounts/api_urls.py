@@ -1,0 +1,7 @@
+from django.urls import path
+
+from accounts import api
+
+urlpatterns = [
+    path("auth/token/rotate", api.TokenRotateApi.as_view(), name="api-token-rotate"),
+]

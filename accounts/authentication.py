@@ -1,0 +1,62 @@
+"""Authentication of API tokens that expire.
+
+Tokens are DRF's ``authtoken`` rows, made in the admin, with ``manage.py drf_create_token`` or by rotation
+(``accounts.api``); a token's ``created`` time is when it was made or last rotated.
+:class:`ExpiringTokenAuthentication` refuses a token older than ``API_TOKEN_LIFETIME_DAYS`` (0: tokens never
+expire) with 401. This module is imported by DRF's settings, so it must not import ``rest_framework.views``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from rest_framework import exceptions, status
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.authtoken.models import Token
+
+
+def token_expires_at(created: datetime, lifetime_days: int) -> datetime | None:
+    """When a token made at ``created`` stops working; None when tokens do not expire (lifetime 0)."""
+    if lifetime_days < 0:
+        raise ValueError(
+            f"API_TOKEN_LIFETIME_DAYS must be 0 (never) or a number of days, got {lifetime_days}"
+        )
+    if lifetime_days == 0:
+        return None
+    return created + timedelta(days=lifetime_days)
+
+
+def token_expired(created: datetime, *, now: datetime, lifetime_days: int) -> bool:
+    expires = token_expires_at(created, lifetime_days)
+    return expires is not None and now >= expires
+
+
+class TokenExpired(exceptions.APIException):
+    """401 with ``WWW-Authenticate: Token`` (DRF would answer 403 for an ``AuthenticationFailed`` here,
+    because session authentication comes first and has no challenge to offer)."""
+
+    status_code = status.HTTP_401_UNAUTHORIZED
+    default_code = "token_expired"
+    auth_header = "Token"
+
+
+class ExpiringTokenAuthentication(TokenAuthentication):
+    """``Authorization: Token <key>``, refused once the token is older than ``API_TOKEN_LIFETIME_DAYS``."""
+
+    def authenticate_credentials(self, key: str) -> tuple[AbstractBaseUser, Token]:
+        user, token = super().authenticate_credentials(key)
+        lifetime = settings.API_TOKEN_LIFETIME_DAYS
+        if token_expired(token.created, now=timezone.now(), lifetime_days=lifetime):
+            expired_on = token_expires_at(token.created, lifetime)
+            raise TokenExpired(
+                _(
+                    "This API token expired on %(date)s (tokens last %(days)d days). Log in and rotate it with "
+                    "POST /api/v1/auth/token/rotate, or ask an administrator for a new one."
+                )
+                % {"date": expired_on.date().isoformat(), "days": lifetime}
+            )
+        return user, token
