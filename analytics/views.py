@@ -7,7 +7,6 @@ the page shows a progress bar (and the previous report of older data, when there
 
 from __future__ import annotations
 
-import csv
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -21,6 +20,7 @@ from accounts.roles import PROJECT_MANAGER, RESEARCHER
 from analytics import services
 from analytics.domain.agreement import LEVELS
 from annotation.models import Project
+from datasets_app.domain.csv_cells import SafeDictWriter
 
 ROLES = (PROJECT_MANAGER, RESEARCHER)
 # Sections with a chart, and the table it draws.
@@ -142,7 +142,7 @@ def csv_response(rows: list[dict[str, Any]], filename: str) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     columns = list(dict.fromkeys(key for row in rows for key in row))
-    writer = csv.DictWriter(response, fieldnames=columns, lineterminator="\n")
+    writer = SafeDictWriter(response, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return response

@@ -410,9 +410,10 @@ def review_list(request: HttpRequest) -> HttpResponse:
     items = []
     for assignment in queue:
         if assignment.project.kind == Project.Kind.QUESTION_AUTHORING:
-            items.append((assignment, None, selectors.question_review_item(assignment)))
+            items.append((assignment, None, None, selectors.question_review_item(assignment)))
         else:
-            items.append((assignment, selectors.task_view(assignment=assignment, lang=_lang()), None))
+            view = selectors.task_view(assignment=assignment, lang=_lang())
+            items.append((assignment, view, selectors.review_answer(view.values), None))
     return render(request, "annotation/review.html", {"items": items, "project": project})
 
 

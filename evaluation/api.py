@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Sequence
 
 from django.core.exceptions import ValidationError
@@ -18,6 +17,7 @@ from rest_framework.views import APIView
 from accounts.permissions import HasRole
 from accounts.roles import DATA_ROLES
 from annotation.models import Project
+from datasets_app.domain.csv_cells import SafeDictWriter
 from datasets_app.models import Dataset
 from evaluation import selectors, services
 from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun, JudgeTemplate, ModelEndpoint
@@ -50,8 +50,8 @@ class _Echo:
 
 
 def csv_response(rows: Iterable[dict], fields: Sequence[str], filename: str) -> StreamingHttpResponse:
-    """A streamed CSV download (bounded memory for large runs)."""
-    writer = csv.DictWriter(_Echo(), fieldnames=list(fields), extrasaction="ignore")
+    """A streamed CSV download (bounded memory for large runs); text cells are neutralised (``csv_cells``)."""
+    writer = SafeDictWriter(_Echo(), fieldnames=list(fields), extrasaction="ignore")
 
     def lines():
         yield writer.writeheader()

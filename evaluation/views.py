@@ -115,7 +115,14 @@ def run_detail(request, kind: str, run_id: int):
         )
         context["page"] = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     elif kind == "benchmark":
-        context["tables"] = selectors.benchmark_tables(run=run)
+        tables = selectors.benchmark_tables(run=run)
+        context["tables"] = tables
+        # Each breakdown's rows with the value of their own dimension as ``group``: a row by category has
+        # no ``language`` key, and the template must not look one up.
+        context["breakdowns"] = {
+            dimension: [{"group": row[dimension], **row} for row in rows]
+            for dimension, rows in tables.get("by", {}).items()
+        }
         context["page"] = Paginator(selectors.benchmark_result_list(run=run), PAGE_SIZE).get_page(
             request.GET.get("page")
         )

@@ -37,6 +37,7 @@ from analytics import services as analytics_services
 from annotation.models import Project
 from exports import selectors
 from exports.domain.dataset_card import (
+    CSV_CELLS_NOTE,
     AlphaFigure,
     CardInput,
     counts_by,
@@ -739,6 +740,8 @@ def _raw_card(project: Project, options: ExportOptions, name: str, rows: int) ->
         "| column | meaning |",
         "|---|---|",
         *[f"| {column} | {text} |" for column, text in RAW_COLUMN_TEXT.items()],
+        "",
+        CSV_CELLS_NOTE,
         "",
         "## License",
         "",

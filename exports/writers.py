@@ -29,6 +29,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from datasets_app.domain.csv_cells import frame_to_csv
+
 DEFAULT_BATCH_ROWS = 50_000
 SPLIT_NAME_RE = re.compile(r"\w+(\.\w+)*")
 ROLE_LABELS = {"system": "System", "user": "User", "assistant": "Assistant"}
@@ -251,7 +253,9 @@ def write_long_format(
     """Stream raw long-format annotation rows (one chunk at a time) into parquet, CSV or JSON Lines.
 
     CSV cells holding lists or mappings (error categories, shown order) are written as JSON text; JSON Lines
-    keeps them nested. Timestamps are ISO 8601 in both text formats. Returns the number of rows.
+    keeps them nested. Timestamps are ISO 8601 in both text formats. CSV text cells that a spreadsheet would
+    run as a formula get a leading ``'`` (``datasets_app.domain.csv_cells``); parquet and JSON Lines keep the
+    raw text. Returns the number of rows.
     """
     if fmt not in LONG_FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(LONG_FORMATS)}")
@@ -263,8 +267,12 @@ def write_long_format(
         for chunk in chunks:
             frame = chunk if isinstance(chunk, pd.DataFrame) else chunk.to_pandas()
             if fmt == "csv":
-                _nested_as_json(frame).to_csv(
-                    handle, header=first, index=False, date_format="%Y-%m-%dT%H:%M:%S.%f%z"
+                frame_to_csv(
+                    _nested_as_json(frame),
+                    handle,
+                    header=first,
+                    index=False,
+                    date_format="%Y-%m-%dT%H:%M:%S.%f%z",
                 )
             elif len(frame):
                 text = frame.to_json(orient="records", lines=True, date_format="iso", force_ascii=False)

@@ -10,7 +10,7 @@ import functools
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Any
@@ -504,6 +504,48 @@ def progress_report(*, project: Project) -> ProgressReport:
 
 
 # --- reviewers ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReviewAnswer:
+    """A submitted rating answer as the review page shows it: the same fields for every kind, in the
+    positions and labels the annotator saw.
+
+    ``ratings``: (shown number, [(criterion, value)]) per rated response; ``best``: the shown number of the
+    pick; ``all_bad``: the annotator said every response was bad; ``votes``: (1-based turn, or ``None``
+    for the one overall vote, and the vote ``A`` / ``B`` / ``tie`` / ``both_bad``); ``comment``: the
+    comment of a likert or best-of-N answer, or the rationale of a pairwise one.
+    """
+
+    ratings: list[tuple[int, list[tuple[str, int]]]] = field(default_factory=list)
+    best: int | None = None
+    all_bad: bool = False
+    votes: list[tuple[int | None, str]] = field(default_factory=list)
+    comment: str = ""
+
+
+def review_answer(values: Mapping[str, Any]) -> ReviewAnswer:
+    """The answer of ``TaskView.values`` in one shape, whatever the project kind stored.
+
+    ``values`` keys differ by kind (``comment`` for likert and best-of-N, ``rationale`` for pairwise, a
+    best pick that is a number or ``"all_bad"``); the review page reads only this.
+    """
+    ratings = [
+        (int(number), list(row.items()))
+        for number, row in sorted(values.get("ratings", {}).items(), key=lambda item: int(item[0]))
+    ]
+    best = values.get("best")
+    turns = values.get("votes", {})
+    votes = [
+        (None if turn is None else turn + 1, turns[turn]) for turn in sorted(turns, key=lambda t: t or 0)
+    ]
+    return ReviewAnswer(
+        ratings=ratings,
+        best=best if isinstance(best, int) else None,
+        all_bad=best == ALL_BAD,
+        votes=votes,
+        comment=values.get("comment") or values.get("rationale") or "",
+    )
 
 
 def review_queue(*, project: Project | None = None) -> QuerySet[Assignment]:

@@ -24,6 +24,7 @@ from annotation.models import (
     TranslationRound,
 )
 from annotation.selectors.core import done_count
+from datasets_app.domain.csv_cells import frame_to_csv
 from datasets_app.domain.languages import LANGUAGES, registers_for
 from datasets_app.domain.questions import (
     CHOICE_LABELS,
@@ -580,11 +581,11 @@ def mcq_report(*, project: Project, lang: str = "en") -> McqReport:
 
 
 def conflict_matrix_csv(*, project: Project) -> str:
-    """The creator x answerer conflict counts as CSV (creators as rows)."""
+    """The creator x answerer conflict counts as CSV (creators as rows; names are neutralised cells)."""
     matrix = conflict_matrix(project=project)
     if matrix is None:
         return "creator\n"
-    return matrix.wide().to_csv(index_label="creator")
+    return frame_to_csv(matrix.wide(), index_label="creator")
 
 
 def llm_questions(*, project: Project, reviewer_id: int) -> list[dict[str, Any]]:

@@ -21,6 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from datasets_app.domain.csv_cells import FORMULA_PREFIXES, QUOTE_PREFIX
+
 NOT_COMPUTED = "not computed"
 SIZE_BUCKETS = (
     (1_000, "n<1K"),
@@ -67,6 +69,14 @@ COLUMN_TEXT = {
     "agreement": "Share of agreeing annotator pairs on the prompt (empty when no target was judged twice).",
     "category / language / register": "The prompt's category, ISO 639-3 language code and register.",
 }
+_PREFIX_NAMES = {"\t": "a tab", "\r": "a carriage return"}
+_PREFIXES_TEXT = ", ".join(_PREFIX_NAMES.get(c, f"`{c}`") for c in FORMULA_PREFIXES[:-1])
+# One sentence, on every card, about the only place where an exported text differs from what was stored.
+CSV_CELLS_NOTE = (
+    f"In CSV files a text cell that begins with {_PREFIXES_TEXT} or {_PREFIX_NAMES[FORMULA_PREFIXES[-1]]} "
+    f"is written with a leading `{QUOTE_PREFIX}`, so that spreadsheets show it as text instead of running "
+    "it as a formula; parquet and JSON files hold the raw text."
+)
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
 # PyYAML refuses non-printable characters and treats NEL / LS / PS as line breaks; escape them all.
@@ -199,7 +209,7 @@ def _making_section(card: CardInput) -> list[str]:
 
 def _columns_section() -> list[str]:
     rows = [[f"`{name}`" if "/" not in name else name, text] for name, text in COLUMN_TEXT.items()]
-    return ["## Columns", "", *_table(["column", "meaning"], rows), ""]
+    return ["## Columns", "", *_table(["column", "meaning"], rows), "", CSV_CELLS_NOTE, ""]
 
 
 def _rubric_section(card: CardInput) -> list[str]:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from evaluation.services import generation_run_start, judge_run_start
+from evaluation.services import benchmark_run_start, generation_run_start, judge_run_start
+from tests.evaluation.inference.openai_stub_server import Reply, completion_body
 from tests.evaluation.services.builders import (
     fair_judge,
+    last_user,
     make_endpoint,
     make_pair_dataset,
     make_prompt_dataset,
@@ -64,3 +68,26 @@ def test_a_finished_judge_run_shows_verdicts_and_no_polling(
     runs = client.get("/evaluation/").content.decode()
     assert f"/evaluation/runs/judge/{run.pk}/" in runs
     assert "judge" in client.get("/evaluation/endpoints/").content.decode()
+
+
+def test_a_finished_benchmark_run_shows_its_breakdowns_by_each_dimension(
+    role_client, server, django_capture_on_commit_callbacks
+):
+    server.responder = lambda body: Reply(
+        body=completion_body("Rujukan 0 giliran 1." if "Pertanyaan 0" in last_user(body) else "entah")
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        run = benchmark_run_start(
+            task="open_qa",
+            endpoint=make_endpoint(server, "qa"),
+            dataset=make_prompt_dataset(n_prompts=2, two_turn_first=False),
+        )
+    response = role_client("researcher").get(f"/evaluation/runs/benchmark/{run.pk}/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    tables = dict(re.findall(r'data-testid="breakdown-(\w+)"><tbody>(.*?)</tbody>', page))
+    assert set(tables) == {"category", "language", "register"}
+    # p0 (analysis) is answered, p1 (math) is not; both are in Indonesian and have no register.
+    assert re.findall(r"<tr><td>(.*?)</td>", tables["category"]) == ["analysis", "math"]
+    assert re.findall(r"<tr><td>(.*?)</td>", tables["language"]) == ["ind"]
+    assert "1.000" in tables["category"] and "0.500" in tables["language"]

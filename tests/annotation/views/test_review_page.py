@@ -1,0 +1,172 @@
+"""The review queue shows every answer shape of every job kind that reaches it, and never fails on one.
+
+Answers are made with the real services (claim, submit), one project per shape, so what the page reads is
+what annotators store.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from django.urls import reverse
+
+from annotation import services
+from annotation.models import Assignment
+from tests.annotation.conftest import build_question_dataset, build_translation_dataset, likert_payload
+
+pytestmark = pytest.mark.django_db
+
+QUESTION = {
+    "question": "Makanan apa yang biasa disajikan bersama ketupat saat Lebaran?",
+    "choices": {"A": "opor ayam", "B": "rendang", "C": "es krim", "D": "roti bakar", "E": "sereal"},
+    "answer": "A",
+    "distractor": "B",
+}
+# Shape name -> project options and the payload its annotator submits.
+RATING_SHAPES = {
+    "likert": ({"kind": "likert"}, likert_payload(3, value=4)),
+    "likert-comment": (
+        {"kind": "likert", "best_pick": "optional"},
+        likert_payload(3, value=2, best=2, comment="Komentar likert: respons 2 paling jelas."),
+    ),
+    "likert-all-bad-comment": (
+        {"kind": "likert", "best_pick": "optional", "allow_all_bad": True},
+        likert_payload(3, value=1, best="all_bad", comment="Komentar likert: semuanya buruk."),
+    ),
+    "best-of-n": ({"kind": "best_of_n"}, {"best": 3}),
+    "best-of-n-comment": ({"kind": "best_of_n"}, {"best": 1, "comment": "Komentar terbaik: yang pertama."}),
+    "best-of-n-all-bad": ({"kind": "best_of_n", "allow_all_bad": True}, {"best": "all_bad"}),
+    "best-of-n-all-bad-comment": (
+        {"kind": "best_of_n", "allow_all_bad": True},
+        {"best": "all_bad", "comment": "Komentar terbaik: tidak ada yang benar."},
+    ),
+    "pairwise": ({"kind": "pairwise", "n_models": 2}, {"vote": "A"}),
+    "pairwise-rationale": (
+        {"kind": "pairwise", "n_models": 2},
+        {"vote": "tie", "rationale": "Alasan: keduanya sama baiknya."},
+    ),
+    "pairwise-per-turn-rationale": (
+        {"kind": "pairwise", "n_models": 2, "n_turns": 2, "turn_mode": "per_turn"},
+        {"vote": "both_bad", "rationale": "Alasan: giliran ini salah semua."},
+    ),
+}
+
+
+def _submit_rating(make_project, options: dict, payload: dict) -> Assignment:
+    options = {"n_prompts": 1, "n_models": 3, "per_group": 1, "overlap": 1, **options}
+    project = make_project(**options)
+    user = project.annotators[0]
+    assignment = services.assignment_claim(project=project, user=user)
+    services.assignment_submit(token=assignment.token, user=user, payload=payload)
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+    return assignment
+
+
+def _items(page: str) -> list[str]:
+    return re.findall(r'<article class="card review-item".*?</article>', page, flags=re.S)
+
+
+@pytest.fixture
+def queue(make_project, make_user, job_project):
+    """One submitted answer of every shape, plus submitted work of the kinds reviewed elsewhere."""
+    rated = {name: _submit_rating(make_project, *shape) for name, shape in RATING_SHAPES.items()}
+
+    author = make_user("annotator")
+    authoring = job_project(kind="question_authoring", dataset=None, members=[author])
+    services.concept_pairs_add(
+        project=authoring, records=[("line 1", {"category": "food", "concept": "ketupat"})]
+    )
+    work = services.assignment_claim(project=authoring, user=author)
+    override = {
+        **QUESTION,
+        "question": "Apa lauk untuk berketupat saat Lebaran?",
+        "concept_override": True,
+        "override_comment": "Bentuk kerja dari ketupat.",
+    }
+    services.assignment_submit(token=work.token, user=author, payload=override)
+    rated["question-authoring"] = work
+
+    # Translation, translation review and answering are reviewed in their own jobs, not in this queue.
+    translator, checker, answerer = make_user("annotator"), make_user("annotator"), make_user("annotator")
+    dataset = build_translation_dataset(n_units=1)
+    translate = job_project(kind="translation", dataset=dataset, members=[translator])
+    review = job_project(kind="translation_review", dataset=dataset, members=[checker])
+    done = services.assignment_claim(project=translate, user=translator)
+    services.assignment_submit(
+        token=done.token, user=translator, payload={"translation": "Kula nedha sekul."}
+    )
+    check = services.assignment_claim(project=review, user=checker)
+    services.assignment_submit(
+        token=check.token,
+        user=checker,
+        payload={"verdict": "reject", "error_categories": ["fluency"], "comment": "Terjemahan kaku."},
+    )
+    mcq = job_project(
+        kind="mcq_answer",
+        dataset=build_question_dataset(creators=[make_user("annotator")]),
+        members=[answerer],
+    )
+    answer = services.assignment_claim(project=mcq, user=answerer)
+    services.assignment_submit(
+        token=answer.token,
+        user=answerer,
+        payload={"choice": "B", "ambiguous": True, "comment": "Dua jawaban bisa benar."},
+    )
+    elsewhere = [done, check, answer]
+    return rated, elsewhere
+
+
+def test_every_answer_shape_shows_on_its_projects_queue(client, make_user, queue):
+    rated, _ = queue
+    client.force_login(make_user("reviewer"))
+    for name, assignment in rated.items():
+        response = client.get(reverse("annotation:review"), {"project": assignment.project_id})
+        assert response.status_code == 200, name
+        items = _items(response.content.decode())
+        assert len(items) == 1, name
+        item = html.unescape(items[0])
+        assert reverse("annotation:review_submit", args=[assignment.pk]) in item, name
+        expected = {
+            "likert": ["relevance 4, fluency 4"],
+            "likert-comment": [
+                "relevance 2, fluency 2",
+                "<dt>Best</dt><dd>#2</dd>",
+                "respons 2 paling jelas",
+            ],
+            "likert-all-bad-comment": ["relevance 1", "<dd>All bad</dd>", "Komentar likert: semuanya buruk."],
+            "best-of-n": ["<dt>Best</dt><dd>#3</dd>"],
+            "best-of-n-comment": ["<dt>Best</dt><dd>#1</dd>", "Komentar terbaik: yang pertama."],
+            "best-of-n-all-bad": ["<dd>All bad</dd>"],
+            "best-of-n-all-bad-comment": ["<dd>All bad</dd>", "Komentar terbaik: tidak ada yang benar."],
+            "pairwise": ["<dt>Vote</dt><dd>A</dd>"],
+            "pairwise-rationale": ["<dt>Vote</dt><dd>Tie</dd>", "Alasan: keduanya sama baiknya."],
+            "pairwise-per-turn-rationale": ["<dd>Both bad</dd>", "Alasan: giliran ini salah semua."],
+            "question-authoring": [
+                "Apa lauk untuk berketupat saat Lebaran?",
+                "opor ayam",
+                "Bentuk kerja dari ketupat.",
+            ],
+        }[name]
+        for text in expected:
+            assert text in item, (name, text)
+        if "comment" not in name and "rationale" not in name and name != "question-authoring":
+            assert "<dt>Comment</dt>" not in item, name
+
+
+def test_the_whole_queue_shows_all_rating_and_authoring_work_and_nothing_reviewed_elsewhere(
+    client, make_user, queue
+):
+    rated, elsewhere = queue
+    client.force_login(make_user("reviewer"))
+    response = client.get(reverse("annotation:review"))
+    assert response.status_code == 200
+    page = response.content.decode()
+    items = _items(page)
+    assert len(items) == len(rated)
+    for assignment in rated.values():
+        assert reverse("annotation:review_submit", args=[assignment.pk]) in page
+    for assignment in elsewhere:
+        assert reverse("annotation:review_submit", args=[assignment.pk]) not in page
