@@ -16,7 +16,7 @@ from accounts.permissions import HasRole
 from accounts.roles import PROJECT_MANAGER, RESEARCHER
 from analytics import services
 from analytics.domain.agreement import LEVELS
-from analytics.views import csv_response
+from analytics.downloads import csv_response
 from annotation.models import Project
 
 PROJECT = OpenApiParameter("project_id", int, OpenApiParameter.PATH)

@@ -19,8 +19,8 @@ from accounts.permissions import role_required
 from accounts.roles import PROJECT_MANAGER, RESEARCHER
 from analytics import services
 from analytics.domain.agreement import LEVELS
+from analytics.downloads import csv_response
 from annotation.models import Project
-from datasets_app.domain.csv_cells import SafeDictWriter
 
 ROLES = (PROJECT_MANAGER, RESEARCHER)
 # Sections with a chart, and the table it draws.
@@ -136,16 +136,6 @@ def section_csv(request: HttpRequest, project_id: int, section: str, table: str)
     except KeyError:
         raise Http404 from None
     return csv_response(rows, f"project-{project.pk}-{section}-{table}.csv")
-
-
-def csv_response(rows: list[dict[str, Any]], filename: str) -> HttpResponse:
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    writer = SafeDictWriter(response, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return response
 
 
 @require_POST
