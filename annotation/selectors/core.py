@@ -37,7 +37,29 @@ from annotation.models import (
     Rubric,
     Task,
 )
+from annotation.selectors.base import done_count
+from annotation.selectors.jobs import job_task_view
 from datasets_app.models import Response
+
+__all__ = [
+    "AnnotatorProject",
+    "CriterionView",
+    "ProgressReport",
+    "ReviewAnswer",
+    "ShownResponse",
+    "TaskView",
+    "annotator_projects",
+    "assignment_for_user",
+    "gold_scores",
+    "membership_for",
+    "progress_report",
+    "project_list",
+    "project_members",
+    "review_answer",
+    "review_queue",
+    "rubrics_for",
+    "task_view",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -212,12 +234,6 @@ def _rubric_views_read(wanted: tuple[tuple[str, int], ...], slug: str) -> tuple[
     return tuple(views)
 
 
-def done_count(*, project_id: int, user_id: int) -> int:
-    return Assignment.objects.filter(
-        project_id=project_id, annotator_id=user_id, status=Assignment.Status.SUBMITTED, is_gold=False
-    ).count()
-
-
 def _current_values(assignment: Assignment, project: Project, task: Task) -> dict[str, Any]:
     rows = list(assignment.annotations.filter(round=assignment.round))
     if not rows and assignment.round > 1:
@@ -252,8 +268,6 @@ def task_view(*, assignment: Assignment, lang: str) -> Any:
     """
     task, project = assignment.task, assignment.project
     if project.kind in JOB_KINDS:
-        from annotation.selectors.jobs import job_task_view
-
         return job_task_view(assignment=assignment, lang=lang)
     prompt = task.prompt
     by_id = {

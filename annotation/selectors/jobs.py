@@ -23,7 +23,7 @@ from annotation.models import (
     TranslationError,
     TranslationRound,
 )
-from annotation.selectors.core import done_count
+from annotation.selectors.base import done_count
 from datasets_app.domain.csv_cells import frame_to_csv
 from datasets_app.domain.languages import LANGUAGES, registers_for
 from datasets_app.domain.questions import (
@@ -38,6 +38,27 @@ from datasets_app.domain.questions import (
 from datasets_app.domain.text_diff import diff_words
 from datasets_app.domain.translation_flags import FLAG_TITLES
 from datasets_app.models import Question, TranslationUnit
+
+__all__ = [
+    "AuthoringReport",
+    "JobTaskView",
+    "McqReport",
+    "TranslationReport",
+    "ambiguous_counts",
+    "authoring_report",
+    "conflict_matrix",
+    "conflict_matrix_csv",
+    "flag_views",
+    "job_task_view",
+    "llm_questions",
+    "mcq_answer_rows",
+    "mcq_report",
+    "question_review_item",
+    "round_views",
+    "translation_report",
+    "translator_pseudonym",
+    "unit_round_table",
+]
 
 # --- pseudonyms and labels -------------------------------------------------------------------------------
 
