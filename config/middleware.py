@@ -55,7 +55,10 @@ class DatabaseUnavailableMiddleware:
         if _wants_json(request):
             response: HttpResponse = JsonResponse({"detail": message, "code": "database_unavailable"})
         else:
-            response = HttpResponse(render_to_string("errors/503.html", {"message": message}))
+            # The page's one inline <style> carries the request's Content-Security-Policy nonce.
+            nonce = str(request.csp_nonce) if hasattr(request, "csp_nonce") else ""
+            context = {"message": message, "csp_nonce": nonce}
+            response = HttpResponse(render_to_string("errors/503.html", context))
         response.status_code = 503
         response["Retry-After"] = str(RETRY_AFTER_S)
         return response

@@ -1,7 +1,8 @@
+from csp.decorators import csp_replace, csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from accounts import views as account_views
 from config import views
@@ -14,6 +15,24 @@ api_v1 = [
     path("", include("analytics.api_urls")),
     path("exports/", include("exports.api_urls")),
 ]
+
+# The API viewers under the site's Content-Security-Policy (config/settings/base.py). Swagger UI's start-up
+# script is served as a file (the split view) and its icons are data: SVG images.
+swagger_ui = csp_update({"img-src": ["data:"]})(
+    SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="api/swagger_ui.html")
+)
+# Redoc, on this page only (it shows the public schema and no data), needs: <style> elements written at run
+# time by its styled-components and by the perfect-scrollbar it bundles, the latter as the bundle loads,
+# before any nonce could reach it (an exception for styles only; scripts stay 'self' only); its search
+# index in a web worker made from a blob: URL; data: SVG icons; and the one logo its sidebar always loads
+# from Redocly's CDN (that exact address; the logo hides itself where the CDN cannot be reached).
+redoc = csp_replace(
+    {
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", "https://cdn.redoc.ly/redoc/logo-mini.svg"],
+        "worker-src": ["blob:"],
+    }
+)(SpectacularRedocView.as_view(url_name="schema", template_name="api/redoc.html"))
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -28,6 +47,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    path("api/docs/", swagger_ui, name="api-docs"),
+    path("api/redoc/", redoc, name="api-redoc"),
 ]

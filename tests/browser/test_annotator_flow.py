@@ -47,7 +47,9 @@ def test_likert_with_the_keyboard_only(page, login, make_project):
     page.keyboard.press("2")
     assert page.locator("fieldset.scale input:checked").count() == 4
     page.keyboard.press("Enter")
-    page.wait_for_function("document.querySelector('[data-testid=progress]').innerText === '1 of 2 done'")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=progress]').innerText === '1 of 2 done'"
+    )
     assert page.url != first_url  # the next task's own address, without a page load
     assert page.locator("fieldset.scale input:checked").count() == 0
     values = sorted(
@@ -66,7 +68,9 @@ def test_pairwise_tie_with_the_keyboard_only(page, login, make_project):
     page.keyboard.press("t")
     assert page.locator("input[name=vote][value=tie]").is_checked()
     page.keyboard.press("Enter")
-    page.wait_for_function("document.querySelector('[data-testid=progress]').innerText === '1 of 2 done'")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=progress]').innerText === '1 of 2 done'"
+    )
     assert Annotation.objects.get(criterion="vote").choice == "tie"
 
 

@@ -52,6 +52,8 @@ def test_the_outage_message_appears_and_the_same_answer_goes_through_afterwards(
 
     page.unroute(submit_url)
     page.keyboard.press("Enter")
-    page.wait_for_function("document.querySelector('[data-testid=progress]').innerText === '1 of 2 done'")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=progress]').innerText === '1 of 2 done'"
+    )
     assert page.locator("[data-role=unavailable]").count() == 0
     assert Assignment.objects.filter(status="submitted").count() == 1
