@@ -135,6 +135,11 @@ EXPORTS_DIR = VAR_DIR / "exports"
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
+# Caps on an uploaded zip (a zipped Hugging Face dataset folder): checked from the zip's directory before
+# unpacking, and again on the bytes actually written while unpacking. The ratio is unpacked : zipped size.
+IMPORT_ZIP_MAX_UNPACKED_BYTES = env.int("IMPORT_ZIP_MAX_UNPACKED_BYTES", default=2 * 1024 * 1024 * 1024)
+IMPORT_ZIP_MAX_FILES = env.int("IMPORT_ZIP_MAX_FILES", default=10_000)
+IMPORT_ZIP_MAX_RATIO = env.int("IMPORT_ZIP_MAX_RATIO", default=100)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
