@@ -48,27 +48,23 @@ def find_problem(value: Any, *, max_depth: int = MAX_JSON_DEPTH, path: str = "")
     """The first NUL character (in a key or a string) or the first level past ``max_depth`` in ``value``,
     walked breadth-first with an explicit queue; ``None`` when there is neither. A scalar is depth 0; each
     list or object adds one level. ``path`` prefixes the reported paths."""
-    # Each entry: the value, the index of its parent entry, its key there, its depth. Paths are built
-    # only for the one reported, so a deep value costs no more than a wide one.
+    if isinstance(value, str):
+        return JsonProblem("nul", path, max_depth) if NUL in value else None
+    if not isinstance(value, dict | list | tuple):
+        return None
+    # Only containers are queued, each with the index of its parent's entry, its key there and its depth;
+    # strings are checked where they are met. Paths are built only for the one reported, so a deep value
+    # costs no more than a wide one.
     queue: list[tuple[Any, int, Any, int]] = [(value, -1, None, 0)]
     for index, (item, _parent, _key, depth) in enumerate(queue):
-        if isinstance(item, str):
-            if NUL in item:
-                return JsonProblem("nul", _path(queue, index, path), max_depth)
-            continue
-        if isinstance(item, dict):
-            children = item.items()
-        elif isinstance(item, list | tuple):
-            children = enumerate(item)
-        else:
-            continue
         if depth + 1 > max_depth:
             return JsonProblem("too_deep", _path(queue, index, path, top_only=True), max_depth)
-        for key, child in children:
-            if isinstance(key, str) and NUL in key:
-                queue.append((None, index, key, depth + 1))
+        for key, child in item.items() if isinstance(item, dict) else enumerate(item):
+            if (isinstance(key, str) and NUL in key) or (isinstance(child, str) and NUL in child):
+                queue.append((child, index, key, depth + 1))
                 return JsonProblem("nul", _path(queue, len(queue) - 1, path), max_depth)
-            queue.append((child, index, key, depth + 1))
+            if isinstance(child, dict | list | tuple):
+                queue.append((child, index, key, depth + 1))
     return None
 
 
