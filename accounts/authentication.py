@@ -1,4 +1,4 @@
-"""Authentication of API tokens that expire.
+"""DRF authentication: API tokens that expire, and the browser session with its CSRF check.
 
 Tokens are DRF's ``authtoken`` rows, made in the admin, with ``manage.py drf_create_token`` or by rotation
 (``accounts.api``); a token's ``created`` time is when it was made or last rotated.
@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import drf_spectacular.authentication
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from rest_framework import exceptions, status
+from rest_framework import authentication, exceptions, status
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
@@ -60,3 +61,23 @@ class ExpiringTokenAuthentication(TokenAuthentication):
                 % {"date": expired_on.date().isoformat(), "days": lifetime}
             )
         return user, token
+
+
+class SessionAuthentication(authentication.SessionAuthentication):
+    """DRF's session authentication with the CSRF check made on Django's request.
+
+    DRF hands its own request to Django's CSRF check, which reads ``request.POST``; on DRF's request that
+    runs the view's parsers, so a body the view does not accept failed with 415 during authentication,
+    before the permission check could answer 403 to a caller without the role. Django's request reads a
+    form body only (the token of any other body comes from the ``X-CSRFToken`` header), and DRF takes the
+    parsed form from it afterwards, so nothing is parsed twice.
+    """
+
+    def enforce_csrf(self, request):
+        return super().enforce_csrf(request._request)
+
+
+class SessionScheme(drf_spectacular.authentication.SessionScheme):
+    """The OpenAPI schema describes it as the cookie session it is."""
+
+    target_class = "accounts.authentication.SessionAuthentication"

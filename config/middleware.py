@@ -1,16 +1,22 @@
-"""Site-wide middleware: a clear 503 when the database cannot be reached, a clear 429 for a locked login."""
+"""Site-wide middleware: a clear 503 when the database cannot be reached, a clear 429 for a locked login, a
+400 for input no view can use."""
 
 from __future__ import annotations
 
 import logging
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
+from django.template.defaultfilters import filesizeformat
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from accounts.backends import LoginThrottled
+from datasets_app.domain.untrusted_json import MAX_JSON_DEPTH, NUL, UnsafeJson, loads
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +62,7 @@ class DatabaseUnavailableMiddleware:
             response: HttpResponse = JsonResponse({"detail": message, "code": "database_unavailable"})
         else:
             # The page's one inline <style> carries the request's Content-Security-Policy nonce.
-            nonce = str(request.csp_nonce) if hasattr(request, "csp_nonce") else ""
-            context = {"message": message, "csp_nonce": nonce}
+            context = {"message": message, "csp_nonce": _csp_nonce(request)}
             response = HttpResponse(render_to_string("errors/503.html", context))
         response.status_code = 503
         response["Retry-After"] = str(RETRY_AFTER_S)
@@ -97,3 +102,120 @@ class LoginThrottleMiddleware:
         response.status_code = 429
         response["Retry-After"] = str(exception.retry_after)
         return response
+
+
+# -- malformed input ---------------------------------------------------------------------------------------
+
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
+
+
+class MalformedInputMiddleware:
+    """Answer ``400`` (``413`` for a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``) with a message, before any
+    view runs, for input that no view can store or safely decode:
+
+    - a NUL character in the path, a query parameter, a cookie, a form field (name, value or uploaded file
+      name) or anywhere in a JSON body (PostgreSQL refuses NUL in text and ``jsonb``, so it would fail as a
+      500 deep inside the view);
+    - a JSON body nested deeper than ``MAX_JSON_DEPTH`` levels (the decoder and every recursive step after
+      it would run out of stack);
+    - a form with more fields or files than Django allows, or a malformed multipart body.
+
+    API paths and JSON clients get ``{"detail", "code"}`` (see ``_wants_json``), pages a small error page.
+    A JSON body is decoded here once more than the view will; request bodies are capped in size, so that
+    costs little.
+    """
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            problem = _malformed_input(request)
+        except RequestDataTooBig:
+            limit = filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+            problem = (
+                413,
+                "body_too_large",
+                _("The request body is larger than the limit of %(limit)s.") % {"limit": limit},
+            )
+        except (TooManyFieldsSent, TooManyFilesSent):
+            problem = (400, "too_many_fields", _("The request has more fields or files than allowed."))
+        except MultiPartParserError as exc:
+            problem = (
+                400,
+                "malformed_body",
+                _("The multipart body cannot be read: %(error)s") % {"error": exc},
+            )
+        if problem is None:
+            return self.get_response(request)
+        status, code, message = problem
+        logger.info("refused %s %s: %s", request.method, request.path.replace(NUL, "%00"), code)
+        if _wants_json(request):
+            response: HttpResponse = JsonResponse({"detail": message, "code": code}, status=status)
+        else:
+            title = _("Request too large") if status == 413 else _("Bad request")
+            context = {"title": title, "message": message, "csp_nonce": _csp_nonce(request)}
+            html = render_to_string("errors/400.html", context)
+            response = HttpResponse(html, status=status)
+        return response
+
+
+def _csp_nonce(request: HttpRequest) -> str:
+    """The request's Content-Security-Policy nonce, for the one inline <style> of the error pages."""
+    return str(request.csp_nonce) if hasattr(request, "csp_nonce") else ""
+
+
+def _shown(name: str) -> str:
+    return name.replace(NUL, "%00")
+
+
+def _malformed_input(request: HttpRequest) -> tuple[int, str, str] | None:
+    """``(status, code, message)`` for the first problem found, else ``None``."""
+    if NUL in request.path_info or NUL in request.path:
+        return 400, "nul_character", _("The address contains a NUL character (%00), which is not allowed.")
+    for name, values in request.GET.lists():
+        if NUL in name or any(NUL in value for value in values):
+            message = _(
+                'The query parameter "%(name)s" contains a NUL character (%%00), which is not allowed.'
+            )
+            return 400, "nul_character", message % {"name": _shown(name)}
+    for name, value in request.COOKIES.items():
+        if NUL in name or NUL in value:
+            message = _('The cookie "%(name)s" contains a NUL character, which is not allowed.')
+            return 400, "nul_character", message % {"name": _shown(name)}
+    if request.method not in BODY_METHODS:
+        return None
+    content_type = request.content_type or ""
+    if content_type in FORM_TYPES:
+        for name, values in request.POST.lists():
+            if NUL in name or any(NUL in value for value in values):
+                message = _('The form field "%(name)s" contains a NUL character, which is not allowed.')
+                return 400, "nul_character", message % {"name": _shown(name)}
+        for name, files in request.FILES.lists():
+            if NUL in name or any(NUL in (upload.name or "") for upload in files):
+                message = _(
+                    'The file sent as "%(name)s" has a NUL character in its name, which is not allowed.'
+                )
+                return 400, "nul_character", message % {"name": _shown(name)}
+    elif content_type == "application/json" or content_type.endswith("+json"):
+        body = request.body
+        if b"\x00" in body:
+            return 400, "nul_character", _("The JSON body contains a NUL byte, which is not allowed.")
+        try:
+            loads(body)
+        except UnsafeJson as exc:
+            where = exc.problem.path
+            if exc.problem.code == "nul":
+                if where:
+                    message = _(
+                        'The JSON body contains a NUL character (\\u0000) in "%(path)s", which is not allowed.'
+                    )
+                else:
+                    message = _("The JSON body contains a NUL character (\\u0000), which is not allowed.")
+                return 400, "nul_character", message % {"path": _shown(where)}
+            message = _("The JSON body is nested deeper than %(depth)d levels.") % {"depth": MAX_JSON_DEPTH}
+            return 400, "json_too_deep", message
+        except ValueError:
+            return None  # not JSON at all: the view's parser says so in its own words
+    return None

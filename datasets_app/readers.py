@@ -3,6 +3,9 @@
 Each reader yields ``(location, record)`` where ``record`` is a dict, or
 ``(location, ReadProblem)`` when the line itself cannot be read. Nothing is held
 in memory beyond one record (and one line of at most ``MAX_LINE_BYTES``).
+
+Messages name the file by ``name``, the name the user knows it by (an upload is
+stored under a random name), or by the path's own name when none is given.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from datasets_app.domain.untrusted_json import NUL, UnsafeJson, loads
 
 FORMATS = ("jsonl", "csv", "hf")
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -32,13 +37,14 @@ class Location:
 @dataclass(frozen=True)
 class ReadProblem:
     message: str
+    field: str = ""
 
 
 class UnreadableFile(Exception):
     """The file as a whole cannot be read (missing, wrong format, bad header)."""
 
 
-def detect_format(path: Path) -> str:
+def detect_format(path: Path, *, name: str | None = None) -> str:
     if path.is_dir():
         return "hf"
     suffix = path.suffix.lower()
@@ -47,22 +53,25 @@ def detect_format(path: Path) -> str:
     if suffix in (".csv", ".tsv"):
         return "csv"
     raise UnreadableFile(
-        f"{path.name}: cannot tell the format from the extension; pass --format jsonl|csv|hf"
+        f"{name or path.name}: cannot tell the format from the extension; pass --format jsonl|csv|hf"
     )
 
 
-def read_records(path: Path, file_format: str) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
+def read_records(
+    path: Path, file_format: str, *, name: str | None = None
+) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
     if file_format not in FORMATS:
         raise UnreadableFile(f"unknown format {file_format!r}; use one of {', '.join(FORMATS)}")
     if not path.exists():
-        raise UnreadableFile(f"{path}: no such file or folder")
+        raise UnreadableFile(f"{name or path}: no such file or folder")
+    name = name or path.name
     if file_format == "hf":
         if not path.is_dir():
-            raise UnreadableFile(f"{path}: the hf format needs a dataset folder")
-        return _read_hf(path)
+            raise UnreadableFile(f"{name}: the hf format needs a dataset folder")
+        return _read_hf(path, name)
     if path.is_dir():
-        raise UnreadableFile(f"{path}: is a folder; the {file_format} format needs a file")
-    return _read_jsonl(path) if file_format == "jsonl" else _read_csv(path)
+        raise UnreadableFile(f"{name}: is a folder; the {file_format} format needs a file")
+    return _read_jsonl(path) if file_format == "jsonl" else _read_csv(path, name)
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
@@ -89,13 +98,20 @@ def _read_jsonl(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadPro
             text = raw.strip()
             if not text:
                 continue
+            if b"\x00" in text:
+                column = raw.index(b"\x00") + 1
+                yield Location(line_no), ReadProblem(f"holds a NUL byte at column {column}")
+                continue
             try:
-                value = json.loads(text)
+                value = loads(text)
             except UnicodeDecodeError:
                 yield Location(line_no), ReadProblem("is not valid UTF-8")
                 continue
             except json.JSONDecodeError as exc:
                 yield Location(line_no), ReadProblem(f"is not valid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            except UnsafeJson as exc:
+                yield Location(line_no), ReadProblem(exc.problem.message, exc.problem.path)
                 continue
             if not isinstance(value, dict):
                 yield Location(line_no), ReadProblem(f"must be a JSON object, got {type(value).__name__}")
@@ -103,7 +119,7 @@ def _read_jsonl(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadPro
             yield Location(line_no), value
 
 
-def _read_csv(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
+def _read_csv(path: Path, name: str) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     csv.field_size_limit(MAX_LINE_BYTES)
     with path.open("r", encoding="utf-8-sig", newline="") as handle:
@@ -111,12 +127,14 @@ def _read_csv(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadProbl
         try:
             header = next(reader)
         except StopIteration:
-            raise UnreadableFile(f"{path.name}: the file is empty") from None
+            raise UnreadableFile(f"{name}: the file is empty") from None
         except (csv.Error, UnicodeDecodeError) as exc:
-            raise UnreadableFile(f"{path.name}: line 1: cannot read the header ({exc})") from None
+            raise UnreadableFile(f"{name}: line 1: cannot read the header ({exc})") from None
         header = [h.strip() for h in header]
         if len(set(header)) != len(header) or "" in header:
-            raise UnreadableFile(f"{path.name}: line 1: column names must be unique and non-empty")
+            raise UnreadableFile(f"{name}: line 1: column names must be unique and non-empty")
+        if any(NUL in h for h in header):
+            raise UnreadableFile(f"{name}: line 1: a column name holds a NUL byte")
         while True:
             start = reader.line_num + 1
             try:
@@ -137,17 +155,26 @@ def _read_csv(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadProbl
                     ReadProblem(f"has {len(row)} cells but the header has {len(header)} columns"),
                 )
                 continue
+            with_nul = next((column for column, cell in zip(header, row, strict=True) if NUL in cell), None)
+            if with_nul is not None:
+                yield Location(start), ReadProblem("holds a NUL byte", with_nul)
+                continue
             yield (
                 Location(start),
                 {k: (v if v.strip() != "" else None) for k, v in zip(header, row, strict=True)},
             )
 
 
-def _read_hf(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
+def _read_hf(path: Path, name: str) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
     # Local folders only: never reach a hub while importing.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     import datasets
+
+    def unreadable(exc: Exception, where: str = "") -> UnreadableFile:
+        # The library's messages name the folder it was given: the stored upload's random path.
+        detail = str(exc).replace(str(path.resolve()), name).replace(str(path), name)
+        return UnreadableFile(f"{name}: {where}not a readable Hugging Face dataset folder ({detail})")
 
     try:
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
@@ -155,8 +182,17 @@ def _read_hf(path: Path) -> Iterator[tuple[Location, dict[str, Any] | ReadProble
         else:
             loaded = datasets.load_dataset(str(path), streaming=True)
     except Exception as exc:  # the library raises many types for unreadable folders
-        raise UnreadableFile(f"{path.name}: not a readable Hugging Face dataset folder ({exc})") from None
+        raise unreadable(exc) from None
     splits = loaded.items() if hasattr(loaded, "items") else [("train", loaded)]
     for split_name, split in splits:
-        for i, row in enumerate(split, start=1):
+        rows = iter(split)
+        i = 0
+        while True:
+            try:
+                row = next(rows)
+            except StopIteration:
+                break
+            except Exception as exc:  # a damaged data file shows only once its rows are read
+                raise unreadable(exc, f"{split_name} row {i + 1}: ") from None
+            i += 1
             yield Location(i, split_name), dict(row)

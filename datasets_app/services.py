@@ -101,7 +101,8 @@ def dataset_import(
 
     Records are validated and inserted in batches while the file streams, so memory
     stays bounded; problems are collected (up to ``MAX_REPORTED_ERRORS``) and the
-    whole transaction is rolled back at the end if there were any.
+    whole transaction is rolled back at the end if there were any. Messages name the
+    file as ``source`` (the name an uploaded file was sent under) when it is given.
     """
     name = (name or "").strip()
     if not name:
@@ -109,8 +110,9 @@ def dataset_import(
     if kind is not None and kind not in KINDS:
         raise ImportFailed([ImportProblem("", "kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")])
     try:
-        file_format = file_format or detect_format(path)
-        records = read_records(path, file_format)
+        shown_name = Path(source).name if source else None
+        file_format = file_format or detect_format(path, name=shown_name)
+        records = read_records(path, file_format, name=shown_name)
         with transaction.atomic():
             existing = Dataset.objects.filter(name=name).first()
             if existing is not None:
@@ -172,7 +174,7 @@ class _Writer:
     def consume(self, records: Iterable[tuple[Location, dict | ReadProblem]]) -> None:
         for location, record in records:
             if isinstance(record, ReadProblem):
-                self._error(location, "", record.message)
+                self._error(location, record.field, record.message)
                 continue
             if self.kind is None:
                 self.kind = detect_kind(record)

@@ -53,6 +53,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
+    "config.middleware.MalformedInputMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -163,6 +164,11 @@ EXPORTS_DIR = VAR_DIR / "exports"
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
+# Caps on an uploaded zip (a zipped Hugging Face dataset folder): checked from the zip's directory before
+# unpacking, and again on the bytes actually written while unpacking. The ratio is unpacked : zipped size.
+IMPORT_ZIP_MAX_UNPACKED_BYTES = env.int("IMPORT_ZIP_MAX_UNPACKED_BYTES", default=2 * 1024 * 1024 * 1024)
+IMPORT_ZIP_MAX_FILES = env.int("IMPORT_ZIP_MAX_FILES", default=10_000)
+IMPORT_ZIP_MAX_RATIO = env.int("IMPORT_ZIP_MAX_RATIO", default=100)
 
 # Model endpoints may only name an API key variable that starts with MODEL_KEY_ENV_PREFIX or is listed in
 # MODEL_KEY_ENV_NAMES (never Timbang's own secrets), and, when MODEL_ENDPOINT_HOSTS lists any, only send
@@ -183,7 +189,7 @@ if not all(c.isascii() and (c.isupper() or c.isdigit() or c == "_") for c in MOD
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
+        "accounts.authentication.SessionAuthentication",
         "accounts.authentication.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

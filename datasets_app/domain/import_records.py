@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from datasets_app.domain.untrusted_json import UnsafeJson, find_problem, loads
+
 KINDS = ("prompts", "translations", "questions")
 CHOICE_KEYS = ("A", "B", "C", "D", "E")
 LANGUAGE_RE = re.compile(r"^[a-z]{3}$")
@@ -79,6 +81,10 @@ def clean_record(kind: str, record: dict[str, Any]) -> tuple[Any, list[FieldProb
     cleaner = {"prompts": clean_prompt, "translations": clean_translation_unit, "questions": clean_question}[
         kind
     ]
+    # Whatever the reader: a NUL character cannot be stored, and deep nesting breaks the JSON columns.
+    unsafe = find_problem(record)
+    if unsafe is not None:
+        return None, [FieldProblem(unsafe.path, unsafe.message)]
     return cleaner(record)
 
 
@@ -147,9 +153,14 @@ class _Collector:
                 return None
             if stripped[0] in "[{":
                 try:
-                    return json.loads(stripped)
+                    return loads(stripped)
                 except json.JSONDecodeError as exc:
                     self.add(name, f"is not valid JSON ({exc.msg} at character {exc.pos})")
+                    return _INVALID
+                except UnsafeJson as exc:
+                    inner = exc.problem.path
+                    where = f"{name}{'' if inner.startswith('[') else '.'}{inner}" if inner else name
+                    self.add(where, exc.problem.message)
                     return _INVALID
         return value
 
