@@ -53,7 +53,10 @@ from annotation.services.questions import (
     question_error_review_save,
 )
 from annotation.services.translation import (
+    FLAG_RECOMPUTE_JOB,
+    flag_recompute_cancel,
     flag_recompute_queue,
+    flag_recompute_retry,
     flag_recompute_run,
     translation_review_submit,
     translation_submit,
@@ -82,7 +85,10 @@ __all__ = [
     "authoring_submit",
     "concept_pairs_add",
     "concept_pairs_read",
+    "FLAG_RECOMPUTE_JOB",
+    "flag_recompute_cancel",
     "flag_recompute_queue",
+    "flag_recompute_retry",
     "flag_recompute_run",
     "idcsqa_import",
     "job_project_create",

@@ -221,6 +221,18 @@ CELERY_BEAT_SCHEDULE: dict = {
 # is sent again.
 RUN_CHUNK_LOST_AFTER_S = env.int("RUN_CHUNK_LOST_AFTER_S", default=600)
 
+# Background jobs (imports, exports, flag recomputations, agreement reports): a job whose worker died is
+# taken again by the redelivered task, or sent again by these sweeps once its task's time limit has passed;
+# after JOB_MAX_ATTEMPTS attempts in all it fails with a message saying so.
+JOB_MAX_ATTEMPTS = env.int("JOB_MAX_ATTEMPTS", default=3)
+CELERY_BEAT_SCHEDULE |= {
+    "datasets-jobs-requeue-stale": {"task": "datasets_app.jobs_requeue_stale", "schedule": 60.0},
+    "annotation-flag-recomputes-requeue-stale": {
+        "task": "annotation.flag_recomputes_requeue_stale",
+        "schedule": 60.0,
+    },
+}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
