@@ -10,5 +10,10 @@ urlpatterns = [
         api.DatasetImportDetailApi.as_view(),
         name="api-dataset-import-detail",
     ),
+    path(
+        "datasets/imports/<int:import_id>/cancel",
+        api.DatasetImportCancelApi.as_view(),
+        name="api-dataset-import-cancel",
+    ),
     path("exports/", include("datasets_app.export_api")),
 ]

@@ -28,12 +28,15 @@ from datasets_app.exports import (
     KINDS,
     ExportInvalid,
     ExportOptions,
+    export_cancel,
     export_create,
     export_download_name,
     export_preview,
+    export_retry,
     parse_split,
     parse_weights,
 )
+from datasets_app.jobs import JobRefused
 from datasets_app.models import Export
 
 
@@ -122,6 +125,8 @@ class ExportSerializer(serializers.ModelSerializer):
             "progress",
             "stage",
             "error",
+            "attempts",
+            "cancel_requested",
             "hub_repo_id",
             "hub_private",
             "hub_revision",
@@ -243,10 +248,56 @@ class ExportDownloadApi(APIView):
         return FileResponse(zip_path.open("rb"), as_attachment=True, filename=export_download_name(record))
 
 
+class ExportCancelApi(APIView):
+    permission_classes = [HasRole(*DATA_ROLES)]
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: ExportSerializer,
+            404: OpenApiResponse(description="No such export."),
+            409: OpenApiResponse(description="The export has ended already."),
+        },
+        summary="Cancel a queued export, or stop a running one at its next step (its files are removed)",
+    )
+    def post(self, request, export_id: int):
+        record = get_object_or_404(Export, pk=export_id)
+        try:
+            record = export_cancel(export=record)
+        except JobRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        record.refresh_from_db()
+        return Response(ExportSerializer(record).data)
+
+
+class ExportRetryApi(APIView):
+    permission_classes = [HasRole(*DATA_ROLES)]
+
+    @extend_schema(
+        request=None,
+        responses={
+            202: ExportSerializer,
+            404: OpenApiResponse(description="No such export."),
+            409: OpenApiResponse(description="The export is not failed or cancelled."),
+        },
+        summary="Run a failed or cancelled export again with the same options",
+    )
+    def post(self, request, export_id: int):
+        record = get_object_or_404(Export, pk=export_id)
+        try:
+            export_retry(export=record)
+        except JobRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        record.refresh_from_db()
+        return Response(ExportSerializer(record).data, status=status.HTTP_202_ACCEPTED)
+
+
 urlpatterns = [
     path("", ExportListApi.as_view(), name="api-export-list"),
     path("preview", ExportPreviewApi.as_view(), name="api-export-preview"),
     path("create", ExportCreateApi.as_view(), name="api-export-create"),
     path("<int:export_id>", ExportDetailApi.as_view(), name="api-export-detail"),
     path("<int:export_id>/download", ExportDownloadApi.as_view(), name="api-export-download"),
+    path("<int:export_id>/cancel", ExportCancelApi.as_view(), name="api-export-cancel"),
+    path("<int:export_id>/retry", ExportRetryApi.as_view(), name="api-export-retry"),
 ]

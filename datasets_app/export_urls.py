@@ -10,4 +10,6 @@ urlpatterns = [
     path("new/<int:project_id>/preview", export_views.export_preview_view, name="export_preview"),
     path("<int:export_id>/", export_views.export_detail, name="export_detail"),
     path("<int:export_id>/download", export_views.export_download, name="export_download"),
+    path("<int:export_id>/cancel", export_views.export_cancel_view, name="export_cancel"),
+    path("<int:export_id>/retry", export_views.export_retry_view, name="export_retry"),
 ]
