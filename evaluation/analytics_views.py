@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 from typing import Any
 
+from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -19,6 +20,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import Project
 from config.permissions import role_required
 from config.roles import PROJECT_MANAGER, RESEARCHER
+from datasets_app.jobs import JobRefused
 from evaluation import analytics
 from evaluation.domain.agreement import LEVELS
 
@@ -154,4 +156,18 @@ def report_retry(request: HttpRequest, project_id: int) -> HttpResponse:
     project = get_object_or_404(Project, pk=project_id, kind__in=RATING_KINDS)
     level = _level(request) or analytics.DEFAULT_LEVEL
     analytics.report_retry(project=project, level=level)
+    return redirect(reverse("analytics:project", kwargs={"project_id": project.pk}) + f"?level={level}")
+
+
+@require_POST
+@role_required(*ROLES)
+def report_cancel(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Cancel the background computation of the report (a queued one at once, a running one at its next
+    step)."""
+    project = get_object_or_404(Project, pk=project_id, kind__in=RATING_KINDS)
+    level = _level(request) or analytics.DEFAULT_LEVEL
+    try:
+        analytics.report_cancel(project=project, level=level)
+    except JobRefused:
+        messages.error(request, _("No report of this project is being computed."))
     return redirect(reverse("analytics:project", kwargs={"project_id": project.pk}) + f"?level={level}")
