@@ -620,6 +620,11 @@ EXPORT_JOB = JobKind(
 )
 
 
+def _progress(record: Export, percent: int, stage: str) -> None:
+    """A progress step: stored on the row; raises JobCancelled when the export was cancelled meanwhile."""
+    job_check(kind=EXPORT_JOB, job=record, progress=percent, stage=stage[:100])
+
+
 def export_run(*, export: Export, task_id: str | None = None) -> Export:
     """Run a queued export to the end; the row says succeeded (with counts and paths), failed (why) or
     cancelled.
@@ -667,7 +672,7 @@ def _export_write(export: Export) -> None:
     folder = _export_folder(export)
 
     def step(percent: int, stage: str) -> None:
-        job_check(kind=EXPORT_JOB, job=export, progress=percent, stage=stage[:100])
+        _progress(export, percent, stage)
 
     if options.kind == PARALLEL_CORPUS:
         counts = _write_parallel_corpus(project=project, options=options, folder=folder, step=step)
