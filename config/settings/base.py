@@ -161,11 +161,10 @@ SPECTACULAR_SETTINGS = {
         "ProjectKindEnum": "annotation.models.Project.Kind",
         "TranslationUnitStatusEnum": "datasets_app.models.TranslationUnit.Status",
         "QuestionStatusEnum": "datasets_app.models.Question.Status",
-        # Imports, exports and flag recomputations share one set of job states.
+        # Imports, exports, flag recomputations and model runs share one set of job states.
         "JobStatusEnum": "datasets_app.models.DatasetImport.Status",
         "ProjectStatusEnum": "annotation.models.Project.Status",
         "AssignmentStatusEnum": "annotation.models.Assignment.Status",
-        "RunStatusEnum": "evaluation.models.RunStatus",
         "RunChunkStatusEnum": "evaluation.models.RunChunk.Status",
     },
 }
