@@ -570,11 +570,18 @@ def export_create(
     return record
 
 
+def _own_folder(export: Export) -> Path:
+    return Path(settings.EXPORTS_DIR) / f"export-{export.pk}"
+
+
 def _export_folder(export: Export) -> Path:
     # The command names its folder (and has checked it may be replaced); the others get one per export.
-    return (
-        Path(export.folder_path) if export.folder_path else Path(settings.EXPORTS_DIR) / f"export-{export.pk}"
-    )
+    return Path(export.folder_path) if export.folder_path else _own_folder(export)
+
+
+def _in_own_folder(export: Export) -> bool:
+    """Whether the export writes to its own folder under ``EXPORTS_DIR`` (not a folder the command named)."""
+    return _export_folder(export) == _own_folder(export)
 
 
 def _export_failure(export: Export, message: str) -> list[str]:
@@ -599,9 +606,9 @@ def _export_clean_up(export: Export, status: str) -> None:
     Only a folder this export owns (one per export under ``EXPORTS_DIR``) is removed: a folder named by
     the command (``--out``) is the user's, and may hold the previous export it was allowed to replace.
     """
-    if status == Export.Status.SUCCEEDED or export.folder_path:
+    if status == Export.Status.SUCCEEDED or not _in_own_folder(export):
         return
-    folder = _export_folder(export)
+    folder = _own_folder(export)
     if folder.is_dir():
         shutil.rmtree(folder, ignore_errors=True)
     folder.with_name(folder.name + ".zip").unlink(missing_ok=True)
@@ -617,6 +624,8 @@ EXPORT_JOB = JobKind(
     record_failure=_export_failure,
     reset=_export_reset,
     clean_up=_export_clean_up,
+    # An export the command runs writes to the command's folder, in the command's process.
+    on_worker=_in_own_folder,
 )
 
 

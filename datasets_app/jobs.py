@@ -75,6 +75,8 @@ class JobKind:
     # Removes from disk what the job leaves behind once it ended with ``status`` (or before a restart).
     clean_up: Callable[[Any, str], None]
     queue: str = "default"
+    # Whether a worker may run the job (one started by a command in its own process may not).
+    on_worker: Callable[[Any], bool] = lambda job: True
 
 
 def max_attempts() -> int:
@@ -241,7 +243,14 @@ def jobs_requeue_stale(
             action = rules.on_stale(
                 cancel_requested=job.cancel_requested, attempts=job.attempts, max_attempts=max_attempts()
             )
-            if action is rules.Stale.CANCEL:
+            if action is rules.Stale.SEND_AGAIN and not kind.on_worker(job):
+                message = (
+                    f"the process running this {kind.noun} stopped without finishing (last started "
+                    f"{timezone.localtime(job.started_at):%Y-%m-%d %H:%M:%S %Z}); run it again"
+                )
+                _end(kind, job, FAILED, now=now, message=message)
+                done["failed"] += 1
+            elif action is rules.Stale.CANCEL:
                 _end(kind, job, CANCELLED, now=now)
                 done["cancelled"] += 1
             elif action is rules.Stale.GIVE_UP:

@@ -196,3 +196,30 @@ def test_cancel_and_retry_api(
     assert api.post(f"/api/v1/exports/{record.pk}/cancel").status_code == 409
     assert api.post("/api/v1/exports/999999/cancel").status_code == 404
     assert api_client_for("annotator").post(f"/api/v1/exports/{record.pk}/cancel").status_code == 403
+
+
+def test_a_restart_after_the_files_were_written_still_cleans_its_own_folder(likert_project, exports_dir):
+    record = created(likert_project)
+    folder = exports_dir / f"export-{record.pk}"
+    # Killed while zipping: the row already names its (own) folder.
+    Export.objects.filter(pk=record.pk).update(folder_path=str(folder))
+    record = died_while_running(record, folder)
+    assert export_run_task.apply(args=[record.pk], task_id=record.task_id).get() == "succeeded"
+    assert not (folder / "half-written.parquet").exists()
+
+
+def test_the_sweep_fails_a_stale_command_export_instead_of_sending_it_to_a_worker(
+    likert_project, exports_dir, tmp_path, django_capture_on_commit_callbacks
+):
+    out = tmp_path / "my-export"
+    record = export_create(
+        project=likert_project, options=ExportOptions(bootstrap_draws=50), out_dir=out, queue=False
+    )
+    long_ago = timezone.now() - EXPORT_JOB.time_limit - timedelta(minutes=2)
+    died_while_running(record, out, started=long_ago)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert jobs_requeue_stale(kind=EXPORT_JOB) == {"sent": 0, "failed": 1, "cancelled": 0}
+    record.refresh_from_db()
+    assert record.status == "failed"
+    assert record.error.startswith("the process running this export stopped without finishing")
+    assert (out / "half-written.parquet").exists()  # the command's folder is the user's to clear
