@@ -162,13 +162,24 @@ def job_check(*, kind: JobKind, job: Any, **updates: Any) -> None:
 
 
 def job_finish(*, kind: JobKind, job: Any, status: str, message: str = "", fields: list[str] = ()) -> Any:
-    """End a taken job with ``status`` (saving ``fields`` set on it too) and clean up behind it."""
+    """End a taken job with ``status`` (saving ``fields`` set on it too) and clean up behind it.
+
+    Only while the job is still this attempt's: one that was handed to another delivery meanwhile is
+    left to it, files included.
+    """
     job.status = status
     job.finished_at = timezone.now()
-    extra = list(fields)
+    job.cancel_requested = False
+    names = {"status", "finished_at", "cancel_requested", *fields}
     if message:
-        extra += kind.record_failure(job, message)
-    job.save(update_fields=sorted({"status", "finished_at", *extra}))
+        names.update(kind.record_failure(job, message))
+    mine = kind.model.objects.filter(pk=job.pk, status=RUNNING, task_id=job.task_id)
+    if not mine.update(**{name: getattr(job, name) for name in sorted(names)}):
+        logger.warning(
+            "%s %s was handed to another delivery; this attempt's end is not recorded", kind.noun, job.pk
+        )
+        job.refresh_from_db()
+        return job
     kind.clean_up(job, status)
     return job
 

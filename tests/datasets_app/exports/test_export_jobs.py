@@ -223,3 +223,21 @@ def test_the_sweep_fails_a_stale_command_export_instead_of_sending_it_to_a_worke
     assert record.status == "failed"
     assert record.error.startswith("the process running this export stopped without finishing")
     assert (out / "half-written.parquet").exists()  # the command's folder is the user's to clear
+
+
+def test_an_attempt_whose_export_was_handed_on_stops_and_leaves_the_row_and_files_alone(
+    likert_project, exports_dir, monkeypatch
+):
+    record = created(likert_project)
+    real_check = exports.job_check
+
+    def handed_on_while_writing(*, kind, job, **updates):
+        if updates["stage"] == "zipping":
+            Export.objects.filter(pk=job.pk).update(task_id="the-next-delivery")
+        real_check(kind=kind, job=job, **updates)
+
+    monkeypatch.setattr(exports, "job_check", handed_on_while_writing)
+    assert export_run_task.apply(args=[record.pk], task_id=record.task_id).get() == "running"
+    record.refresh_from_db()
+    assert (record.status, record.task_id, record.finished_at) == ("running", "the-next-delivery", None)
+    assert (exports_dir / f"export-{record.pk}" / "README.md").exists()
