@@ -43,7 +43,7 @@ def _status(model, pk):
 def test_an_import_killed_mid_way_runs_again_on_the_next_worker_and_keeps_every_row_once(
     celery_worker_process, broker, tmp_path
 ):
-    n = 12_000
+    n = 20_000
     upload = tmp_path / "big.jsonl"
     with upload.open("w", encoding="utf-8") as out:
         for i in range(n):
@@ -68,7 +68,7 @@ def test_an_import_killed_mid_way_runs_again_on_the_next_worker_and_keeps_every_
     wait_for(
         lambda: _status(DatasetImport, record.pk) == "running", timeout=30, message="the import to start"
     )
-    time.sleep(1.0)  # well inside the import: its batches are being written in one transaction
+    time.sleep(0.5)  # well inside the import: its batches are being written in one transaction
     first.kill()
     record.refresh_from_db()
     assert (record.status, record.attempts) == ("running", 1)
@@ -175,7 +175,7 @@ def test_an_export_killed_mid_way_runs_again_on_the_next_worker_with_complete_fi
     celery_worker_process, broker, tmp_path
 ):
     exports_dir = tmp_path / "var" / "exports"
-    project = _likert_project(n_items=1500)
+    project = _likert_project(n_items=2500)
     # The agreement step (a 10,000-draw bootstrap) is long enough to catch the worker inside it.
     options = ExportOptions(bootstrap_draws=10_000, test_size=0.1, seed=3)
     record = export_create(project=project, options=options, queue=False)
