@@ -18,6 +18,7 @@ from analytics import services
 from analytics.domain.agreement import LEVELS
 from analytics.downloads import csv_response
 from annotation.models import Project
+from datasets_app.jobs import JobRefused
 
 PROJECT = OpenApiParameter("project_id", int, OpenApiParameter.PATH)
 SECTION = OpenApiParameter("section", str, OpenApiParameter.PATH, enum=list(services.SECTIONS))
@@ -55,7 +56,7 @@ class ReportSerializer(serializers.Serializer):
 
 
 class PendingSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["queued", "running", "failed"])
+    status = serializers.ChoiceField(choices=["queued", "running", "failed", "cancelled"])
     progress = serializers.IntegerField(help_text="Percent done.")
     stage = serializers.CharField()
     error = serializers.CharField()
@@ -144,3 +145,62 @@ class AgreementCsvApi(APIView):
         except KeyError:
             return Response({"detail": "No such table."}, status=status.HTTP_404_NOT_FOUND)
         return csv_response(rows, f"project-{project_id}-{section}-{table}.csv")
+
+
+def _level_of(request) -> str | None:
+    level = request.query_params.get("level") or services.DEFAULT_LEVEL
+    return level if level in LEVELS else None
+
+
+class AgreementReportCancelApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER, RESEARCHER)]
+
+    @extend_schema(
+        operation_id="project_agreement_cancel",
+        request=None,
+        parameters=[PROJECT, LEVEL],
+        responses={
+            200: PendingSerializer,
+            404: NOT_FOUND,
+            409: OpenApiResponse(description="Nothing to cancel."),
+        },
+        summary="Cancel the background computation of a project's agreement report",
+    )
+    def post(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id, kind__in=services.DASHBOARD_KINDS)
+        level = _level_of(request)
+        if level is None:
+            return Response({"detail": f"level must be one of {', '.join(LEVELS)}"}, status=400)
+        try:
+            services.report_cancel(project=project, level=level)
+        except JobRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        state = services.report_state(project=project, level=level, start=False)
+        body = {
+            "status": state.status,
+            "progress": state.progress,
+            "stage": state.stage,
+            "error": state.error,
+            "data_version": state.version,
+        }
+        return Response(body)
+
+
+class AgreementReportRetryApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER, RESEARCHER)]
+
+    @extend_schema(
+        operation_id="project_agreement_retry",
+        request=None,
+        parameters=[PROJECT, LEVEL],
+        responses={200: ReportSerializer, 202: PENDING, 404: NOT_FOUND},
+        summary="Compute a failed or cancelled agreement report again",
+    )
+    def post(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id, kind__in=services.DASHBOARD_KINDS)
+        level = _level_of(request)
+        if level is None:
+            return Response({"detail": f"level must be one of {', '.join(LEVELS)}"}, status=400)
+        services.report_retry(project=project, level=level)
+        state, pending = _state(request, project_id)
+        return pending or Response(state.report)

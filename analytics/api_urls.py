@@ -6,6 +6,16 @@ SECTION = r"(?P<section>[a-z_]+)"
 
 urlpatterns = [
     path("projects/<int:project_id>/agreement", api.AgreementReportApi.as_view(), name="api-agreement"),
+    path(
+        "projects/<int:project_id>/agreement/cancel",
+        api.AgreementReportCancelApi.as_view(),
+        name="api-agreement-cancel",
+    ),
+    path(
+        "projects/<int:project_id>/agreement/retry",
+        api.AgreementReportRetryApi.as_view(),
+        name="api-agreement-retry",
+    ),
     re_path(
         r"^projects/(?P<project_id>[0-9]+)/agreement/" + SECTION + r"\.csv$",
         api.AgreementCsvApi.as_view(),

@@ -16,6 +16,8 @@ cache needs no migration in an app whose models belong to the run machinery.
 from __future__ import annotations
 
 import math
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,6 +37,8 @@ from analytics.domain.bradley_terry import bradley_terry
 from annotation.domain.submission import ALL_BAD
 from annotation.models import Project
 from annotation.selectors import conflict_matrix, gold_scores
+from datasets_app.domain import jobs as job_rules
+from datasets_app.jobs import JobCancelled, JobRefused, max_attempts
 
 REPORT_FORMAT = 1
 DEFAULT_LEVEL = "ordinal"
@@ -45,9 +49,14 @@ BT_DRAWS = 200
 TIE_THRESHOLD = 1.0
 TREND_POINTS = (0.2, 0.4, 0.6, 0.8, 1.0)
 REPORT_TIMEOUT = 14 * 24 * 3600
-# A queued or running status expires, so a report whose worker died is queued again on a later visit.
-STATUS_TIMEOUT = 15 * 60
+# A queued or running status outlives the task's hard time limit (``evaluation.agreement_report``), so a
+# report whose worker died is found stale on a later visit and sent again (or failed after its attempts);
+# an expired status is queued again too.
+TASK_TIME_LIMIT_S = 21 * 60
+STATUS_TIMEOUT = 3 * TASK_TIME_LIMIT_S
+STALE_AFTER_S = TASK_TIME_LIMIT_S + 60
 FAILED_TIMEOUT = 60
+CANCELLED_TIMEOUT = 15 * 60
 
 SECTIONS: dict[str, str] = {
     "alpha": gettext_noop("Agreement per criterion"),
@@ -722,7 +731,7 @@ class ReportState:
     ``previous`` is the last finished report of older data, shown under the progress bar.
     """
 
-    status: str  # ready, queued, running, failed
+    status: str  # ready, queued, running, failed, cancelled
     version: str
     level: str
     report: dict[str, Any] | None = None
@@ -730,6 +739,7 @@ class ReportState:
     stage: str = ""
     error: str = ""
     previous: dict[str, Any] | None = None
+    cancelling: bool = False
 
     @property
     def ready(self) -> bool:
@@ -747,16 +757,37 @@ def report_store(*, project_id: int, level: str, version: str, report: dict[str,
 
 
 def status_set(*, project_id: int, level: str, version: str, state: str, progress: int = 0, **extra) -> None:
-    timeout = FAILED_TIMEOUT if state == "failed" else STATUS_TIMEOUT
+    timeout = {"failed": FAILED_TIMEOUT, "cancelled": CANCELLED_TIMEOUT}.get(state, STATUS_TIMEOUT)
     value = {"state": state, "progress": progress, **extra}
     cache.set(_key("status", project_id, level, version), value, timeout)
 
 
-def report_build(*, project: Project, level: str, version: str | None = None) -> dict[str, Any]:
-    """Compute and cache the report of the project's current data, updating the progress status."""
+def _status(project_id: int, level: str, version: str) -> dict[str, Any] | None:
+    return cache.get(_key("status", project_id, level, version))
+
+
+def _cancel_asked(project_id: int, level: str, version: str) -> bool:
+    # Its own key: the worker rewrites the status at every step and must not wipe a cancel out.
+    return bool(cache.get(_key("cancel", project_id, level, version)))
+
+
+def report_build(
+    *, project: Project, level: str, version: str | None = None, job: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Compute and cache the report of the project's current data, updating the progress status.
+
+    ``job`` (a background attempt: its task id, attempts and start) is kept in the status at every step,
+    where the step also stops the computation (:class:`JobCancelled`) when a cancel was asked for or the
+    report was handed to another attempt.
+    """
     version = version or selectors.data_version(project=project)
+    job = job or {}
 
     def progress(percent: int, stage: str) -> None:
+        if job:
+            current = _status(project.pk, level, version) or {}
+            if _cancel_asked(project.pk, level, version) or current.get("task_id") != job["task_id"]:
+                raise JobCancelled(f"agreement report of project {project.pk} was cancelled")
         status_set(
             project_id=project.pk,
             level=level,
@@ -764,15 +795,123 @@ def report_build(*, project: Project, level: str, version: str | None = None) ->
             state="running",
             progress=percent,
             stage=stage,
+            **job,
         )
 
     try:
         report = compute_report(project=project, level=level, version=version, progress=progress)
+    except JobCancelled:
+        raise
     except Exception as exc:
         status_set(project_id=project.pk, level=level, version=version, state="failed", error=str(exc)[:300])
         raise
     report_store(project_id=project.pk, level=level, version=version, report=report)
     return report
+
+
+def report_job_run(*, project: Project, level: str, version: str, task_id: str) -> dict[str, Any] | None:
+    """Run the background computation of one report version for the delivery ``task_id``.
+
+    The same rules as the job rows (``datasets_app.jobs``): a queued report (or one whose status expired)
+    is taken; a running one is restarted only by a redelivery of its own task, whose earlier delivery
+    died; attempts are counted and a report out of attempts fails; a cancelled one ends here.
+    """
+    if selectors.data_version(project=project) != version:
+        # Answers arrived since it was queued: compute the current data (the caller forgets this version).
+        return report_build(project=project, level=level)
+    status = _status(project.pk, level, version)
+    if status is None:  # expired, or sent before statuses named their task: start it afresh
+        status = {"state": "queued", "task_id": task_id, "attempts": 0}
+    action = job_rules.on_delivery(
+        status=status.get("state", "queued"),
+        own_task=status.get("task_id") == task_id,
+        cancel_requested=_cancel_asked(project.pk, level, version),
+        attempts=int(status.get("attempts", 0)),
+        max_attempts=max_attempts(),
+    )
+    if action is job_rules.Delivery.IGNORE:
+        return None
+    if action is job_rules.Delivery.CANCEL:
+        _report_cancelled(project.pk, level, version)
+        return None
+    if action is job_rules.Delivery.GIVE_UP:
+        _report_gave_up(project.pk, level, version, int(status.get("attempts", 0)))
+        return None
+    job = {"task_id": task_id, "attempts": int(status.get("attempts", 0)) + 1, "started_at": time.time()}
+    status_set(project_id=project.pk, level=level, version=version, state="running", progress=1, **job)
+    try:
+        return report_build(project=project, level=level, version=version, job=job)
+    except JobCancelled:
+        if (_status(project.pk, level, version) or {}).get("task_id") == task_id:
+            _report_cancelled(project.pk, level, version)
+        return None
+
+
+def _report_cancelled(project_id: int, level: str, version: str) -> None:
+    cache.delete(_key("cancel", project_id, level, version))
+    status_set(project_id=project_id, level=level, version=version, state="cancelled")
+
+
+def _report_gave_up(project_id: int, level: str, version: str, attempts: int) -> None:
+    error = (
+        f"the worker computing this report stopped {attempts} time(s) before it finished; gave up "
+        "(try again to compute it once more)"
+    )
+    status_set(project_id=project_id, level=level, version=version, state="failed", error=error)
+
+
+def _report_send(project_id: int, level: str, version: str, *, attempts: int) -> None:
+    """Record the report as queued under a new task id and send the task once the transaction commits."""
+    # The task module calls this one; importing it on use keeps the two from importing each other at load
+    # time.
+    from analytics.tasks import agreement_report
+
+    task_id = uuid.uuid4().hex
+    status_set(
+        project_id=project_id,
+        level=level,
+        version=version,
+        state="queued",
+        task_id=task_id,
+        attempts=attempts,
+    )
+    transaction.on_commit(
+        lambda: agreement_report.apply_async(args=[project_id, level, version], task_id=task_id)
+    )
+
+
+def _requeue_if_stale(project_id: int, level: str, version: str, status: dict[str, Any]) -> None:
+    """A running report whose attempt outlived the task's hard time limit has no live task: send it
+    again, or fail it once its attempts are spent."""
+    started = status.get("started_at")
+    if status.get("state") != "running" or started is None or time.time() - float(started) <= STALE_AFTER_S:
+        return
+    action = job_rules.on_stale(
+        cancel_requested=_cancel_asked(project_id, level, version),
+        attempts=int(status.get("attempts", 0)),
+        max_attempts=max_attempts(),
+    )
+    if action is job_rules.Stale.CANCEL:
+        _report_cancelled(project_id, level, version)
+    elif action is job_rules.Stale.GIVE_UP:
+        _report_gave_up(project_id, level, version, int(status.get("attempts", 0)))
+    else:
+        _report_send(project_id, level, version, attempts=int(status.get("attempts", 0)))
+
+
+def report_cancel(*, project: Project, level: str) -> str:
+    """Cancel the background computation of the current report: a queued one at once, a running one at
+    its next step. Returns the state it is left in; :class:`JobRefused` when nothing is being computed."""
+    version = selectors.data_version(project=project)
+    status = _status(project.pk, level, version)
+    state = (status or {}).get("state")
+    if state == "queued":
+        _report_cancelled(project.pk, level, version)
+        return "cancelled"
+    if state == "running":
+        cache.set(_key("cancel", project.pk, level, version), True, STATUS_TIMEOUT)
+        return "running"
+    raise JobRefused("no agreement report of this project is being computed")
 
 
 def report_state(*, project: Project, level: str = DEFAULT_LEVEL, start: bool = True) -> ReportState:
@@ -795,15 +934,13 @@ def report_state(*, project: Project, level: str = DEFAULT_LEVEL, start: bool = 
             return ReportState("ready", version, level, report=report, progress=100)
         status = {"state": "queued", "progress": 0}
         if cache.add(status_key, status, STATUS_TIMEOUT):
-            # The task module calls this one; importing it here, on use, keeps the two from importing each
-            # other at load time.
-            from analytics.tasks import agreement_report
-
-            project_id = project.pk
-            transaction.on_commit(lambda: agreement_report.delay(project_id, level, version))
+            _report_send(project.pk, level, version, attempts=0)
         report = cached_report(project_id=project.pk, level=level, version=version)
         if report is not None:  # an eager worker (tests, embedded without a broker) finished at once
             return ReportState("ready", version, level, report=report, progress=100)
+        status = cache.get(status_key) or status
+    elif status is not None:
+        _requeue_if_stale(project.pk, level, version, status)
         status = cache.get(status_key) or status
     status = status or {"state": "queued", "progress": 0}
     previous_version = cache.get(_key("latest", project.pk, level))
@@ -820,6 +957,7 @@ def report_state(*, project: Project, level: str = DEFAULT_LEVEL, start: bool = 
         stage=status.get("stage", ""),
         error=status.get("error", ""),
         previous=previous,
+        cancelling=status.get("state") == "running" and _cancel_asked(project.pk, level, version),
     )
 
 
@@ -828,8 +966,10 @@ def status_forget(*, project_id: int, level: str, version: str) -> None:
 
 
 def report_retry(*, project: Project, level: str) -> None:
-    """Forget a failed status so the next visit computes the report again."""
-    status_forget(project_id=project.pk, level=level, version=selectors.data_version(project=project))
+    """Forget a failed or cancelled status so the next visit computes the report again."""
+    version = selectors.data_version(project=project)
+    cache.delete(_key("cancel", project.pk, level, version))
+    status_forget(project_id=project.pk, level=level, version=version)
 
 
 def section_table(report: dict[str, Any], section: str, table: str | None = None) -> tuple[str, list[dict]]:

@@ -7,5 +7,6 @@ urlpatterns = [
     path("", views.project_list, name="list"),
     path("projects/<int:project_id>/", views.project_dashboard, name="project"),
     path("projects/<int:project_id>/retry", views.report_retry, name="retry"),
+    path("projects/<int:project_id>/cancel", views.report_cancel, name="cancel"),
     path("projects/<int:project_id>/<slug:section>/<slug:table>.csv", views.section_csv, name="csv"),
 ]

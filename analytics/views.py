@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -21,6 +22,7 @@ from analytics import services
 from analytics.domain.agreement import LEVELS
 from analytics.downloads import csv_response
 from annotation.models import Project
+from datasets_app.jobs import JobRefused
 
 ROLES = (PROJECT_MANAGER, RESEARCHER)
 # Sections with a chart, and the table it draws.
@@ -144,4 +146,18 @@ def report_retry(request: HttpRequest, project_id: int) -> HttpResponse:
     project = get_object_or_404(Project, pk=project_id, kind__in=services.DASHBOARD_KINDS)
     level = _level(request) or services.DEFAULT_LEVEL
     services.report_retry(project=project, level=level)
+    return redirect(reverse("analytics:project", kwargs={"project_id": project.pk}) + f"?level={level}")
+
+
+@require_POST
+@role_required(*ROLES)
+def report_cancel(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Cancel the background computation of the report (a queued one at once, a running one at its next
+    step)."""
+    project = get_object_or_404(Project, pk=project_id, kind__in=services.DASHBOARD_KINDS)
+    level = _level(request) or services.DEFAULT_LEVEL
+    try:
+        services.report_cancel(project=project, level=level)
+    except JobRefused:
+        messages.error(request, _("No report of this project is being computed."))
     return redirect(reverse("analytics:project", kwargs={"project_id": project.pk}) + f"?level={level}")

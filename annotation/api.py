@@ -37,6 +37,7 @@ from annotation.serializers import (
     ProjectUpdateInputSerializer,
     SkipInputSerializer,
 )
+from datasets_app.jobs import JobRefused
 
 NOT_FOUND = OpenApiResponse(description="No such project or task for you.")
 
@@ -354,6 +355,44 @@ class FlagRecomputeStartApi(APIView):
             run = services.flag_recompute_queue(project=project, user=request.user)
         except services.AnnotationError as exc:
             return _error(exc, status.HTTP_409_CONFLICT)
+        return Response(FlagRecomputeSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class FlagRecomputeCancelApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(
+        request=None,
+        responses={200: FlagRecomputeSerializer, 404: NOT_FOUND, 409: ErrorSerializer},
+        summary="Cancel a queued recomputation, or stop a running one after its current batch",
+    )
+    def post(self, request, run_id: int):
+        run = get_object_or_404(FlagRecompute, pk=run_id)
+        try:
+            run = services.flag_recompute_cancel(run=run)
+        except JobRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        run.refresh_from_db()
+        return Response(FlagRecomputeSerializer(run).data)
+
+
+class FlagRecomputeRetryApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(
+        request=None,
+        responses={202: FlagRecomputeSerializer, 404: NOT_FOUND, 409: ErrorSerializer},
+        summary="Run a failed or cancelled recomputation again",
+    )
+    def post(self, request, run_id: int):
+        run = get_object_or_404(FlagRecompute, pk=run_id)
+        try:
+            run = services.flag_recompute_retry(run=run)
+        except JobRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        except services.AnnotationError as exc:
+            return _error(exc, status.HTTP_409_CONFLICT)
+        run.refresh_from_db()
         return Response(FlagRecomputeSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 

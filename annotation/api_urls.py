@@ -29,6 +29,16 @@ urlpatterns = [
     path(
         "flag-recomputes/<int:run_id>", api.FlagRecomputeDetailApi.as_view(), name="api-flag-recompute-detail"
     ),
+    path(
+        "flag-recomputes/<int:run_id>/cancel",
+        api.FlagRecomputeCancelApi.as_view(),
+        name="api-flag-recompute-cancel",
+    ),
+    path(
+        "flag-recomputes/<int:run_id>/retry",
+        api.FlagRecomputeRetryApi.as_view(),
+        name="api-flag-recompute-retry",
+    ),
     path("tasks/<str:token>/annotations", api.AnnotationCreateApi.as_view(), name="api-annotation-create"),
     path("tasks/<str:token>/skip", api.TaskSkipApi.as_view(), name="api-task-skip"),
 ]

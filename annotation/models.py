@@ -538,6 +538,7 @@ class FlagRecompute(models.Model):
         RUNNING = "running", _("Running")
         SUCCEEDED = "succeeded", _("Succeeded")
         FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="flag_recomputes")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
@@ -545,6 +546,9 @@ class FlagRecompute(models.Model):
     done = models.PositiveIntegerField(default=0)
     n_flagged = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    task_id = models.CharField(max_length=64, blank=True)
+    cancel_requested = models.BooleanField(default=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

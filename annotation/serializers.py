@@ -201,6 +201,9 @@ class FlagRecomputeSerializer(serializers.ModelSerializer):
             "done",
             "n_flagged",
             "error",
+            "attempts",
+            "cancel_requested",
             "created_at",
+            "started_at",
             "finished_at",
         ]

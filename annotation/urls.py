@@ -19,6 +19,16 @@ urlpatterns = [
     path(
         "manage/<int:project_id>/flags/recompute", views.manage_flags_recompute, name="manage_flags_recompute"
     ),
+    path(
+        "manage/<int:project_id>/flags/<int:run_id>/cancel",
+        views.manage_flags_cancel,
+        name="manage_flags_cancel",
+    ),
+    path(
+        "manage/<int:project_id>/flags/<int:run_id>/retry",
+        views.manage_flags_retry,
+        name="manage_flags_retry",
+    ),
     path("manage/<int:project_id>/flags/progress", views.manage_flags_progress, name="manage_flags_progress"),
     path("manage/<int:project_id>/flags/settings", views.manage_flag_settings, name="manage_flag_settings"),
     path("manage/<int:project_id>/pairs", views.manage_pairs_upload, name="manage_pairs_upload"),

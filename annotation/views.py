@@ -29,8 +29,9 @@ from annotation.forms import (
     ProjectCreateForm,
     TaxonomyForm,
 )
-from annotation.models import JOB_KINDS, Assignment, Project
+from annotation.models import JOB_KINDS, Assignment, FlagRecompute, Project
 from datasets_app.domain.questions import CHOICE_LABELS
+from datasets_app.jobs import JobRefused
 
 SKIP_REASONS = (
     ("language", "I do not know this language or register well enough"),
@@ -454,6 +455,36 @@ def manage_flags_recompute(request: HttpRequest, project_id: int) -> HttpRespons
     project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
     try:
         services.flag_recompute_queue(project=project, user=request.user)
+    except services.AnnotationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("Recomputing the flags of every unit in the background."))
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+@require_POST
+def manage_flags_cancel(request: HttpRequest, project_id: int, run_id: int) -> HttpResponse:
+    project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
+    run = get_object_or_404(FlagRecompute, pk=run_id, project=project)
+    try:
+        services.flag_recompute_cancel(run=run)
+    except JobRefused:
+        messages.error(request, _("Only a queued or running recomputation can be cancelled."))
+    else:
+        messages.success(request, _("The recomputation of the flags was cancelled."))
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+@require_POST
+def manage_flags_retry(request: HttpRequest, project_id: int, run_id: int) -> HttpResponse:
+    project = _job_project(project_id, Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
+    run = get_object_or_404(FlagRecompute, pk=run_id, project=project)
+    try:
+        services.flag_recompute_retry(run=run)
+    except JobRefused:
+        messages.error(request, _("Only a failed or cancelled recomputation can be run again."))
     except services.AnnotationError as exc:
         messages.error(request, str(exc))
     else:

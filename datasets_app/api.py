@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from accounts.permissions import HasRole
 from accounts.roles import DATA_ROLES
 from datasets_app import selectors
+from datasets_app.jobs import JobRefused
 from datasets_app.models import DatasetImport
 from datasets_app.serializers import (
     DatasetImportInputSerializer,
@@ -20,7 +21,13 @@ from datasets_app.serializers import (
     ImportErrorSerializer,
     ImportResultSerializer,
 )
-from datasets_app.services import ImportFailed, dataset_import, dataset_import_queue, discard_upload
+from datasets_app.services import (
+    ImportFailed,
+    dataset_import,
+    dataset_import_cancel,
+    dataset_import_queue,
+    discard_upload,
+)
 from datasets_app.uploads import UploadRejected, store_upload
 
 
@@ -86,6 +93,28 @@ class DatasetImportDetailApi(APIView):
     )
     def get(self, request, import_id: int):
         record = get_object_or_404(DatasetImport, pk=import_id)
+        return Response(DatasetImportSerializer(record).data)
+
+
+class DatasetImportCancelApi(APIView):
+    permission_classes = [HasRole(*DATA_ROLES)]
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: DatasetImportSerializer,
+            404: OpenApiResponse(description="No such import."),
+            409: OpenApiResponse(description="The import has ended already."),
+        },
+        summary="Cancel a queued import, or stop a running one before its next batch (nothing is kept)",
+    )
+    def post(self, request, import_id: int):
+        record = get_object_or_404(DatasetImport, pk=import_id)
+        try:
+            record = dataset_import_cancel(record=record)
+        except JobRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        record.refresh_from_db()
         return Response(DatasetImportSerializer(record).data)
 
 

@@ -10,4 +10,9 @@ urlpatterns = [
         api.DatasetImportDetailApi.as_view(),
         name="api-dataset-import-detail",
     ),
+    path(
+        "datasets/imports/<int:import_id>/cancel",
+        api.DatasetImportCancelApi.as_view(),
+        name="api-dataset-import-cancel",
+    ),
 ]

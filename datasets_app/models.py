@@ -180,6 +180,7 @@ class DatasetImport(models.Model):
         RUNNING = "running", _("Running")
         SUCCEEDED = "succeeded", _("Succeeded")
         FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
 
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=20, blank=True, help_text="Empty: detected from the first record.")
@@ -194,7 +195,13 @@ class DatasetImport(models.Model):
     counts = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    # Background job bookkeeping (datasets_app.jobs): deliveries that took the job, the Celery id of the
+    # delivery meant to run it, and a cancel asked for while it runs.
+    attempts = models.PositiveSmallIntegerField(default=0)
+    task_id = models.CharField(max_length=64, blank=True)
+    cancel_requested = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -46,7 +46,10 @@ class DatasetImportSerializer(serializers.ModelSerializer):
             "dataset",
             "counts",
             "errors",
+            "attempts",
+            "cancel_requested",
             "created_at",
+            "started_at",
             "finished_at",
         ]
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.db import transaction
 from django.db.models import ProtectedError
-from django.utils import timezone
 
 from datasets_app.domain.import_records import (
     KINDS,
@@ -30,6 +30,16 @@ from datasets_app.domain.translation_flags import (
     compute_flags,
     pair_key,
     pair_length_stats_by_pair,
+)
+from datasets_app.jobs import (
+    JobCancelled,
+    JobKind,
+    job_cancel,
+    job_check,
+    job_finish,
+    job_send,
+    job_take,
+    new_task_id,
 )
 from datasets_app.models import Dataset, DatasetImport, Prompt, Question, Response, TranslationUnit
 from datasets_app.readers import Location, ReadProblem, UnreadableFile, detect_format, read_records
@@ -96,13 +106,15 @@ def dataset_import(
     description: str = "",
     license: str = "",
     source: str = "",
+    check: Callable[[], None] | None = None,
 ) -> ImportResult:
     """Import a file into a new dataset in one transaction: on any problem nothing is written.
 
     Records are validated and inserted in batches while the file streams, so memory
     stays bounded; problems are collected (up to ``MAX_REPORTED_ERRORS``) and the
     whole transaction is rolled back at the end if there were any. Messages name the
-    file as ``source`` (the name an uploaded file was sent under) when it is given.
+    file as ``source`` (the name an uploaded file was sent under) when it is given. ``check`` is called
+    before every batch is written; whatever it raises (a cancelled background import) rolls everything back.
     """
     name = (name or "").strip()
     if not name:
@@ -148,7 +160,7 @@ def dataset_import(
                 source=source or path.name,
                 created_by=user,
             )
-            writer = _Writer(dataset=dataset, kind=kind)
+            writer = _Writer(dataset=dataset, kind=kind, check=check)
             writer.consume(records)
             writer.finish()
             return ImportResult(dataset=dataset, kind=writer.kind or "prompts", counts=writer.counts)
@@ -157,9 +169,10 @@ def dataset_import(
 
 
 class _Writer:
-    def __init__(self, *, dataset: Dataset, kind: str | None):
+    def __init__(self, *, dataset: Dataset, kind: str | None, check: Callable[[], None] | None = None):
         self.dataset = dataset
         self.kind = kind
+        self.check = check
         self.errors: list[ImportProblem] = []
         self.n_errors = 0
         self.seen_ids: dict[str, str] = {}
@@ -224,6 +237,8 @@ class _Writer:
     def _flush(self) -> None:
         if not self.batch:
             return
+        if self.check is not None:
+            self.check()
         if self.kind == "prompts":
             self._flush_prompts()
         elif self.kind == "translations":
@@ -355,6 +370,42 @@ def flag_as_dict(flag: Flag) -> dict[str, Any]:
 # -- background imports -------------------------------------------------------------------------------
 
 
+def _import_failure(record: DatasetImport, message: str) -> list[str]:
+    record.errors = [ImportProblem("", "", message).as_dict()]
+    record.counts = {"n_errors": 1}
+    return ["errors", "counts"]
+
+
+def _import_reset(record: DatasetImport) -> list[str]:
+    record.errors = []
+    record.counts = {}
+    record.dataset = None
+    return ["errors", "counts", "dataset"]
+
+
+def _import_clean_up(record: DatasetImport, status: str) -> None:
+    # The import is one transaction, so a dead attempt left nothing in the database; the upload is kept
+    # while the import may still run and removed once it ended, whatever the outcome.
+    if status in (
+        DatasetImport.Status.SUCCEEDED,
+        DatasetImport.Status.FAILED,
+        DatasetImport.Status.CANCELLED,
+    ):
+        if record.upload_path:
+            discard_upload(Path(record.upload_path))
+
+
+IMPORT_JOB = JobKind(
+    model=DatasetImport,
+    noun="import",
+    task="datasets_app.tasks.dataset_import_run_task",
+    time_limit=timedelta(seconds=3 * 3600 + 60),
+    record_failure=_import_failure,
+    reset=_import_reset,
+    clean_up=_import_clean_up,
+)
+
+
 def dataset_import_queue(
     *,
     upload_path: Path,
@@ -366,10 +417,6 @@ def dataset_import_queue(
     original_filename: str = "",
 ) -> DatasetImport:
     """Record an import and hand it to a worker once the row is committed."""
-    # The task module calls this one; importing it on use keeps the two from importing each other at load
-    # time.
-    from datasets_app.tasks import dataset_import_run_task
-
     record = DatasetImport.objects.create(
         name=name,
         kind=kind or "",
@@ -378,18 +425,23 @@ def dataset_import_queue(
         upload_path=str(upload_path),
         original_filename=original_filename,
         created_by=user,
+        task_id=new_task_id(),
     )
-    transaction.on_commit(lambda: dataset_import_run_task.delay(record.pk))
+    job_send(kind=IMPORT_JOB, job_id=record.pk, task_id=record.task_id)
     return record
 
 
-def dataset_import_run(*, record: DatasetImport) -> DatasetImport:
-    """Run a queued import; its outcome (counts or errors) is stored on the row."""
-    updated = DatasetImport.objects.filter(pk=record.pk, status=DatasetImport.Status.QUEUED).update(
-        status=DatasetImport.Status.RUNNING
-    )
-    if not updated:
-        return record  # another delivery of the same task got here first
+def dataset_import_run(*, record: DatasetImport, task_id: str | None = None) -> DatasetImport:
+    """Run a queued import (or restart one whose earlier delivery died); the outcome is stored on the row.
+
+    Safe to run twice: a delivery that has nothing to run returns the row as it is. A cancel asked for
+    while it runs stops it before its next batch; nothing is kept, and the upload is removed.
+    """
+    taken = job_take(kind=IMPORT_JOB, job_id=record.pk, task_id=task_id)
+    if taken is None:
+        record.refresh_from_db()
+        return record
+    record = taken.job
     try:
         result = dataset_import(
             path=Path(record.upload_path),
@@ -399,20 +451,34 @@ def dataset_import_run(*, record: DatasetImport) -> DatasetImport:
             replace=record.replace,
             user=record.created_by,
             source=record.original_filename,
+            check=lambda: job_check(kind=IMPORT_JOB, job=record),
         )
+    except JobCancelled:
+        return job_finish(kind=IMPORT_JOB, job=record, status=DatasetImport.Status.CANCELLED)
     except ImportFailed as exc:
-        record.status = DatasetImport.Status.FAILED
         record.errors = exc.as_dict()["errors"]
         record.counts = {"n_errors": exc.total}
-    else:
-        record.status = DatasetImport.Status.SUCCEEDED
-        record.dataset = result.dataset
-        record.counts = result.counts
-        record.kind = result.kind
-    record.finished_at = timezone.now()
-    record.save()
-    discard_upload(Path(record.upload_path))
-    return record
+        return job_finish(
+            kind=IMPORT_JOB, job=record, status=DatasetImport.Status.FAILED, fields=["errors", "counts"]
+        )
+    except Exception as exc:  # the row must say what went wrong, whatever it was; the worker stays up
+        logger.exception("import %s failed", record.pk)
+        message = f"the import stopped on an unexpected error: {type(exc).__name__}: {exc}"[:2000]
+        return job_finish(kind=IMPORT_JOB, job=record, status=DatasetImport.Status.FAILED, message=message)
+    record.dataset = result.dataset
+    record.counts = result.counts
+    record.kind = result.kind
+    return job_finish(
+        kind=IMPORT_JOB,
+        job=record,
+        status=DatasetImport.Status.SUCCEEDED,
+        fields=["dataset", "counts", "kind"],
+    )
+
+
+def dataset_import_cancel(*, record: DatasetImport) -> DatasetImport:
+    """Cancel a queued import at once, or stop a running one before its next batch (nothing is kept)."""
+    return job_cancel(kind=IMPORT_JOB, job_id=record.pk)
 
 
 def discard_upload(path: Path) -> None:

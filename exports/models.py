@@ -27,6 +27,7 @@ class Export(models.Model):
         RUNNING = "running", _("Running")
         SUCCEEDED = "succeeded", _("Succeeded")
         FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
 
     project = models.ForeignKey(
         "annotation.Project", null=True, blank=True, on_delete=models.SET_NULL, related_name="exports"
@@ -46,6 +47,9 @@ class Export(models.Model):
     hub_revision = models.CharField(max_length=64, blank=True, help_text="Commit sha returned by the Hub.")
     hub_url = models.CharField(max_length=500, blank=True)
     error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    task_id = models.CharField(max_length=64, blank=True)
+    cancel_requested = models.BooleanField(default=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -22,6 +22,7 @@ import shutil
 import uuid
 from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +30,22 @@ import pandas as pd
 import pyarrow as pa
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 from django.utils.text import slugify
 from huggingface_hub import HfApi, get_token
 
 from analytics import services as analytics_services
 from annotation.models import Project
+from datasets_app.jobs import (
+    JobCancelled,
+    JobKind,
+    job_cancel,
+    job_check,
+    job_finish,
+    job_retry,
+    job_send,
+    job_take,
+    new_task_id,
+)
 from exports import selectors
 from exports.domain.dataset_card import (
     CSV_CELLS_NOTE,
@@ -509,46 +520,114 @@ def export_create(
         hub_private=hub_private,
         folder_path=str(Path(out_dir).resolve()) if out_dir else "",
         created_by=user if getattr(user, "is_authenticated", False) else None,
+        task_id=new_task_id(),
     )
     if queue:
-        # The task module calls this one; importing it on use keeps the two from importing each other at
-        # load time.
-        from exports.tasks import export_run_task
-
-        transaction.on_commit(lambda: export_run_task.delay(record.pk))
+        job_send(kind=EXPORT_JOB, job_id=record.pk, task_id=record.task_id)
     return record
 
 
-def _progress(record: Export, percent: int, stage: str) -> None:
-    Export.objects.filter(pk=record.pk).update(progress=percent, stage=stage[:100])
+def _own_folder(export: Export) -> Path:
+    return Path(settings.EXPORTS_DIR) / f"export-{export.pk}"
 
 
-def export_run(*, export: Export) -> Export:
-    """Run a queued export to the end; the row says succeeded (with counts and paths) or failed (why).
+def _export_folder(export: Export) -> Path:
+    # The command names its folder (and has checked it may be replaced); the others get one per export.
+    return Path(export.folder_path) if export.folder_path else _own_folder(export)
 
-    Safe to call twice: only a queued row is taken (an atomic status change), anything else is returned
-    as it is.
+
+def _in_own_folder(export: Export) -> bool:
+    """Whether the export writes to its own folder under ``EXPORTS_DIR`` (not a folder the command named)."""
+    return _export_folder(export) == _own_folder(export)
+
+
+def _export_failure(export: Export, message: str) -> list[str]:
+    export.error = message[:ERROR_CHARS]
+    return ["error"]
+
+
+def _export_reset(export: Export) -> list[str]:
+    export.progress = 1
+    export.stage = "starting"
+    export.error = ""
+    export.counts = {}
+    export.zip_path = ""
+    export.hub_revision = ""
+    export.hub_url = ""
+    return ["progress", "stage", "error", "counts", "zip_path", "hub_revision", "hub_url"]
+
+
+def _export_clean_up(export: Export, status: str) -> None:
+    """Remove what an unfinished attempt wrote: the folder, its zip and any staging folder beside it.
+
+    Only a folder this export owns (one per export under ``EXPORTS_DIR``) is removed: a folder named by
+    the command (``--out``) is the user's, and may hold the previous export it was allowed to replace.
     """
-    taken = Export.objects.filter(pk=export.pk, status=Export.Status.QUEUED).update(
-        status=Export.Status.RUNNING, started_at=timezone.now(), progress=1, stage="starting", error=""
-    )
-    export.refresh_from_db()
-    if not taken:
+    if status == Export.Status.SUCCEEDED or not _in_own_folder(export):
+        return
+    folder = _own_folder(export)
+    if folder.is_dir():
+        shutil.rmtree(folder, ignore_errors=True)
+    folder.with_name(folder.name + ".zip").unlink(missing_ok=True)
+    for staging in folder.parent.glob(f".{folder.name}.partial-*"):
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+EXPORT_JOB = JobKind(
+    model=Export,
+    noun="export",
+    task="exports.tasks.export_run_task",
+    time_limit=timedelta(seconds=3600 + 60),
+    record_failure=_export_failure,
+    reset=_export_reset,
+    clean_up=_export_clean_up,
+    # An export the command runs writes to the command's folder, in the command's process.
+    on_worker=_in_own_folder,
+)
+
+
+def _progress(record: Export, percent: int, stage: str) -> None:
+    """A progress step: stored on the row; raises JobCancelled when the export was cancelled meanwhile."""
+    job_check(kind=EXPORT_JOB, job=record, progress=percent, stage=stage[:100])
+
+
+def export_run(*, export: Export, task_id: str | None = None) -> Export:
+    """Run a queued export to the end; the row says succeeded (with counts and paths), failed (why) or
+    cancelled.
+
+    Safe to call twice: only a queued row is taken, or a running one whose earlier delivery of the same
+    task died (it starts again from a clean folder); anything else is returned as it is. A cancel asked
+    for while it runs stops it at its next progress step. A failed or cancelled export leaves no files.
+    """
+    taken = job_take(kind=EXPORT_JOB, job_id=export.pk, task_id=task_id)
+    if taken is None:
+        export.refresh_from_db()
         return export
+    export = taken.job
+    Export.objects.filter(pk=export.pk).update(progress=1, stage="starting", error="")
     try:
         _export_write(export)
+    except JobCancelled:
+        job_finish(kind=EXPORT_JOB, job=export, status=Export.Status.CANCELLED)
     except Exception as exc:  # the row must say what went wrong, whatever it was
         logger.exception("export %s failed", export.pk)
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        Export.objects.filter(pk=export.pk).update(
-            status=Export.Status.FAILED, error=message[:ERROR_CHARS], finished_at=timezone.now()
-        )
+        job_finish(kind=EXPORT_JOB, job=export, status=Export.Status.FAILED, message=message)
     else:
-        Export.objects.filter(pk=export.pk).update(
-            status=Export.Status.SUCCEEDED, progress=100, stage="done", finished_at=timezone.now()
-        )
+        Export.objects.filter(pk=export.pk).update(progress=100, stage="done")
+        job_finish(kind=EXPORT_JOB, job=export, status=Export.Status.SUCCEEDED)
     export.refresh_from_db()
     return export
+
+
+def export_cancel(*, export: Export) -> Export:
+    """Cancel a queued export at once, or stop a running one at its next step (its files are removed)."""
+    return job_cancel(kind=EXPORT_JOB, job_id=export.pk)
+
+
+def export_retry(*, export: Export) -> Export:
+    """Run a failed or cancelled export again with the same options."""
+    return job_retry(kind=EXPORT_JOB, job_id=export.pk)
 
 
 def _export_write(export: Export) -> None:
@@ -556,10 +635,7 @@ def _export_write(export: Export) -> None:
     if project is None:
         raise ExportFailed("the project of this export was deleted")
     options = ExportOptions.from_dict(export.options)
-    # The command names its folder (and has checked it may be replaced); the others get one per export.
-    folder = (
-        Path(export.folder_path) if export.folder_path else Path(settings.EXPORTS_DIR) / f"export-{export.pk}"
-    )
+    folder = _export_folder(export)
 
     def step(percent: int, stage: str) -> None:
         _progress(export, percent, stage)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from django import forms
+from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext_lazy as _
@@ -21,6 +22,7 @@ from django.views.decorators.http import require_POST
 from accounts.permissions import role_required
 from accounts.roles import DATA_ROLES
 from annotation.models import Project
+from datasets_app.jobs import JobRefused
 from exports import selectors
 from exports.domain.preference_pairs import ORDERINGS, STRATEGIES
 from exports.models import Export
@@ -31,9 +33,11 @@ from exports.services import (
     QUESTION_SET,
     ExportInvalid,
     ExportOptions,
+    export_cancel,
     export_create,
     export_download_name,
     export_preview,
+    export_retry,
     kinds_for,
     parse_weights,
 )
@@ -233,3 +237,34 @@ def export_download(request: HttpRequest, export_id: int) -> FileResponse:
     if record.status != Export.Status.SUCCEEDED or path is None or not path.is_file():
         raise Http404("this export has no file to download")
     return FileResponse(path.open("rb"), as_attachment=True, filename=export_download_name(record))
+
+
+@require_POST
+@role_required(*DATA_ROLES)
+def export_cancel_view(request: HttpRequest, export_id: int) -> HttpResponse:
+    """Cancel a queued export, or stop a running one at its next step."""
+    record = get_object_or_404(Export, pk=export_id)
+    try:
+        record = export_cancel(export=record)
+    except JobRefused:
+        messages.error(request, _("Only a queued or running export can be cancelled."))
+    else:
+        if record.status == Export.Status.CANCELLED:
+            messages.success(request, _("Export cancelled."))
+        else:
+            messages.success(request, _("The export stops at its next step and removes its files."))
+    return redirect("exports:export_detail", export_id=record.pk)
+
+
+@require_POST
+@role_required(*DATA_ROLES)
+def export_retry_view(request: HttpRequest, export_id: int) -> HttpResponse:
+    """Run a failed or cancelled export again with the same options."""
+    record = get_object_or_404(Export, pk=export_id)
+    try:
+        export_retry(export=record)
+    except JobRefused:
+        messages.error(request, _("Only a failed or cancelled export can be run again."))
+    else:
+        messages.success(request, _("The export was queued again."))
+    return redirect("exports:export_detail", export_id=record.pk)

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from annotation.models import (
     Annotation,
@@ -53,14 +52,28 @@ from datasets_app.domain.translation_flags import (
     pair_length_stats,
     pair_length_stats_by_pair,
 )
+from datasets_app.jobs import (
+    JobCancelled,
+    JobKind,
+    job_cancel,
+    job_check,
+    job_finish,
+    job_retry,
+    job_send,
+    job_take,
+    new_task_id,
+)
 from datasets_app.models import TranslationUnit
 from datasets_app.services import flag_as_dict
 
 __all__ = [
+    "FLAG_RECOMPUTE_JOB",
     "ReviewAnswer",
     "clean_review",
     "flag_context_for",
+    "flag_recompute_cancel",
     "flag_recompute_queue",
+    "flag_recompute_retry",
     "flag_recompute_run",
     "translation_claim_filter",
     "translation_review_claim_filter",
@@ -148,13 +161,35 @@ def unit_flags(
     return [flag_as_dict(f) for f in compute_flags(_unit_input(unit, text), context=context)]
 
 
+def _recompute_failure(run: FlagRecompute, message: str) -> list[str]:
+    run.error = message[:2000]
+    return ["error"]
+
+
+def _recompute_reset(run: FlagRecompute) -> list[str]:
+    run.done = run.n_flagged = 0
+    run.error = ""
+    return ["done", "n_flagged", "error"]
+
+
+def _recompute_clean_up(run: FlagRecompute, status: str) -> None:
+    """Nothing to remove: every batch stores flags that are right for the unit's current text."""
+
+
+FLAG_RECOMPUTE_JOB = JobKind(
+    model=FlagRecompute,
+    noun="flag recomputation",
+    task="annotation.tasks.translation_flags_recompute_task",
+    time_limit=timedelta(minutes=35),
+    record_failure=_recompute_failure,
+    reset=_recompute_reset,
+    clean_up=_recompute_clean_up,
+)
+
+
 @transaction.atomic
 def flag_recompute_queue(*, project: Project, user: AbstractBaseUser | None = None) -> FlagRecompute:
     """Record a recomputation of the project's flags and hand it to a worker once committed."""
-    # Imported here on purpose: annotation.tasks sits above the services (its tasks call them), and this
-    # service needs the task object itself so that routing and eager mode in tests apply.
-    from annotation.tasks import translation_flags_recompute_task
-
     if project.kind not in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW):
         raise AnnotationError("Only translation projects have flags.")
     running = project.flag_recomputes.filter(
@@ -163,24 +198,28 @@ def flag_recompute_queue(*, project: Project, user: AbstractBaseUser | None = No
     if running.exists():
         raise AnnotationError("A recomputation of this project's flags is already under way.")
     run = FlagRecompute.objects.create(
-        project=project, total=project.dataset.translation_units.count(), created_by=user
+        project=project,
+        total=project.dataset.translation_units.count(),
+        created_by=user,
+        task_id=new_task_id(),
     )
-    transaction.on_commit(lambda: translation_flags_recompute_task.delay(run.pk))
+    job_send(kind=FLAG_RECOMPUTE_JOB, job_id=run.pk, task_id=run.task_id)
     return run
 
 
-def flag_recompute_run(*, run: FlagRecompute) -> FlagRecompute:
+def flag_recompute_run(*, run: FlagRecompute, task_id: str | None = None) -> FlagRecompute:
     """Recompute the flags of every unit of the run's project, saving progress after each batch.
 
     Length statistics come from all units of each language pair first (one pass), then units are
-    flagged in batches. Safe to run twice: a run that is not queued any more is left alone.
+    flagged in batches. Safe to run twice: a delivery with nothing to run leaves the run alone, and a
+    redelivery after its worker died starts it again from the first unit. A cancel asked for while it
+    runs stops it after the current batch.
     """
-    started = FlagRecompute.objects.filter(pk=run.pk, status=FlagRecompute.Status.QUEUED).update(
-        status=FlagRecompute.Status.RUNNING, started_at=timezone.now()
-    )
-    if not started:
+    taken = job_take(kind=FLAG_RECOMPUTE_JOB, job_id=run.pk, task_id=task_id)
+    if taken is None:
+        run.refresh_from_db()
         return run
-    run.refresh_from_db()
+    run = taken.job
     project = run.project
     try:
         config, markers, min_units = flag_context_for(project)
@@ -192,7 +231,7 @@ def flag_recompute_run(*, run: FlagRecompute) -> FlagRecompute:
         stats = pair_length_stats_by_pair(inputs.values(), min_units=min_units)
         run.total = len(inputs)
         run.done = run.n_flagged = 0
-        run.save(update_fields=["total", "done", "n_flagged"])
+        job_check(kind=FLAG_RECOMPUTE_JOB, job=run, total=run.total, done=0, n_flagged=0)
         ids = list(inputs)
         for start in range(0, len(ids), RECOMPUTE_BATCH):
             batch = []
@@ -206,15 +245,35 @@ def flag_recompute_run(*, run: FlagRecompute) -> FlagRecompute:
                 batch.append(TranslationUnit(pk=unit_id, flags=flags))
             TranslationUnit.objects.bulk_update(batch, ["flags"])
             run.done += len(batch)
-            FlagRecompute.objects.filter(pk=run.pk).update(done=run.done, n_flagged=run.n_flagged)
+            job_check(kind=FLAG_RECOMPUTE_JOB, job=run, done=run.done, n_flagged=run.n_flagged)
+    except JobCancelled:
+        status, message = FlagRecompute.Status.CANCELLED, ""
     except Exception as exc:  # the run records what went wrong; the worker stays up
-        run.status = FlagRecompute.Status.FAILED
-        run.error = f"{type(exc).__name__}: {exc}"[:2000]
+        status, message = FlagRecompute.Status.FAILED, f"{type(exc).__name__}: {exc}"
     else:
-        run.status = FlagRecompute.Status.SUCCEEDED
-    run.finished_at = timezone.now()
-    run.save(update_fields=["status", "error", "finished_at", "total", "done", "n_flagged"])
-    return run
+        status, message = FlagRecompute.Status.SUCCEEDED, ""
+    return job_finish(
+        kind=FLAG_RECOMPUTE_JOB,
+        job=run,
+        status=status,
+        message=message,
+        fields=["total", "done", "n_flagged"],
+    )
+
+
+def flag_recompute_cancel(*, run: FlagRecompute) -> FlagRecompute:
+    """Cancel a queued recomputation at once, or stop a running one after its current batch."""
+    return job_cancel(kind=FLAG_RECOMPUTE_JOB, job_id=run.pk)
+
+
+def flag_recompute_retry(*, run: FlagRecompute) -> FlagRecompute:
+    """Run a failed or cancelled recomputation again, unless another one of the project is under way."""
+    others = run.project.flag_recomputes.exclude(pk=run.pk).filter(
+        status__in=[FlagRecompute.Status.QUEUED, FlagRecompute.Status.RUNNING]
+    )
+    if others.exists():
+        raise AnnotationError("A recomputation of this project's flags is already under way.")
+    return job_retry(kind=FLAG_RECOMPUTE_JOB, job_id=run.pk)
 
 
 # --- translating ---------------------------------------------------------------------------------------

@@ -212,11 +212,10 @@ SPECTACULAR_SETTINGS = {
         "ProjectKindEnum": "annotation.models.Project.Kind",
         "TranslationUnitStatusEnum": "datasets_app.models.TranslationUnit.Status",
         "QuestionStatusEnum": "datasets_app.models.Question.Status",
-        # Imports, exports and flag recomputations share one set of job states.
+        # Imports, exports, flag recomputations and model runs share one set of job states.
         "JobStatusEnum": "datasets_app.models.DatasetImport.Status",
         "ProjectStatusEnum": "annotation.models.Project.Status",
         "AssignmentStatusEnum": "annotation.models.Assignment.Status",
-        "RunStatusEnum": "evaluation.models.RunStatus",
         "RunChunkStatusEnum": "evaluation.models.RunChunk.Status",
     },
 }
@@ -249,6 +248,7 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "datasets_app.*": {"queue": "default"},
     "annotation.*": {"queue": "default"},
+    "exports.*": {"queue": "default"},
     "evaluation.agreement_report": {"queue": "default"},
     "evaluation.chunks_requeue_lost": {"queue": "default"},
 }
@@ -271,6 +271,19 @@ CELERY_BEAT_SCHEDULE: dict = {
 # A run chunk whose task was sent this many seconds ago, has not started and is no longer in its queue
 # is sent again.
 RUN_CHUNK_LOST_AFTER_S = env.int("RUN_CHUNK_LOST_AFTER_S", default=600)
+
+# Background jobs (imports, exports, flag recomputations, agreement reports): a job whose worker died is
+# taken again by the redelivered task, or sent again by these sweeps once its task's time limit has passed;
+# after JOB_MAX_ATTEMPTS attempts in all it fails with a message saying so.
+JOB_MAX_ATTEMPTS = env.int("JOB_MAX_ATTEMPTS", default=3)
+CELERY_BEAT_SCHEDULE |= {
+    "datasets-jobs-requeue-stale": {"task": "datasets_app.jobs_requeue_stale", "schedule": 60.0},
+    "exports-jobs-requeue-stale": {"task": "exports.jobs_requeue_stale", "schedule": 60.0},
+    "annotation-flag-recomputes-requeue-stale": {
+        "task": "annotation.flag_recomputes_requeue_stale",
+        "schedule": 60.0,
+    },
+}
 
 LOGGING = {
     "version": 1,

@@ -86,6 +86,8 @@ PAGES: dict[str, Row] = {
     "exports:export_preview": Row("POST", DATA, rating, lambda w: {"format": "hf"}),
     "exports:export_detail": Row("GET", DATA, lambda w: {"export_id": w.export.pk}),
     "exports:export_download": Row("GET", DATA, lambda w: {"export_id": w.export.pk}),
+    "exports:export_cancel": Row("POST", DATA, lambda w: {"export_id": w.export.pk}),
+    "exports:export_retry": Row("POST", DATA, lambda w: {"export_id": w.export.pk}),
     # the annotator loop: members only, tokens of the owner only (admins are annotators too, not members)
     "annotation:start": Row("GET", "L A A N F F F N", rating),
     "annotation:task": Row("GET", "L A N N F F F N", own_token),
@@ -104,6 +106,12 @@ PAGES: dict[str, Row] = {
     "annotation:manage_reclaim": Row("POST", MANAGE, rating),
     "annotation:manage_flags_recompute": Row("POST", MANAGE, translation),
     "annotation:manage_flags_progress": Row("GET", MANAGE, translation),
+    "annotation:manage_flags_cancel": Row(
+        "POST", MANAGE, lambda w: {**translation(w), "run_id": w.flag_recompute.pk}
+    ),
+    "annotation:manage_flags_retry": Row(
+        "POST", MANAGE, lambda w: {**translation(w), "run_id": w.flag_recompute.pk}
+    ),
     "annotation:manage_flag_settings": Row("POST", MANAGE, translation),
     "annotation:manage_pairs_upload": Row("POST", MANAGE, authoring),
     "annotation:manage_conflicts_csv": Row("GET", MANAGE, mcq),
@@ -126,6 +134,7 @@ PAGES: dict[str, Row] = {
     "analytics:list": Row("GET", DATA),
     "analytics:project": Row("GET", DATA, rating),
     "analytics:retry": Row("POST", DATA, rating),
+    "analytics:cancel": Row("POST", DATA, rating),
     "analytics:csv": Row(
         "GET",
         DATA,
@@ -140,6 +149,9 @@ API: dict[str, Row] = {
     "api-dataset-list": Row("GET", DATA_API),
     "api-dataset-import": Row("POST", DATA_API),
     "api-dataset-import-detail": Row("GET", DATA_API, lambda w: {"import_id": w.dataset_import.pk}),
+    "api-dataset-import-cancel": Row("POST", DATA_API, lambda w: {"import_id": w.dataset_import.pk}),
+    "api-export-cancel": Row("POST", DATA_API, lambda w: {"export_id": w.export.pk}),
+    "api-export-retry": Row("POST", DATA_API, lambda w: {"export_id": w.export.pk}),
     "api-export-list": Row("GET", DATA_API),
     "api-export-preview": Row("POST", DATA_API, data=lambda w: {"project": w.rating.pk}),
     "api-export-create": Row("POST", DATA_API),
@@ -161,6 +173,8 @@ API: dict[str, Row] = {
     "api-translation-report": Row("GET", MANAGE_API, translation),
     "api-flag-recompute-start": Row("POST", MANAGE_API, translation),
     "api-flag-recompute-detail": Row("GET", MANAGE_API, lambda w: {"run_id": w.flag_recompute.pk}),
+    "api-flag-recompute-cancel": Row("POST", MANAGE_API, lambda w: {"run_id": w.flag_recompute.pk}),
+    "api-flag-recompute-retry": Row("POST", MANAGE_API, lambda w: {"run_id": w.flag_recompute.pk}),
     # the annotator loop over the API
     "api-next-task": Row("GET", "U A A N F F F N", rating),
     "api-annotation-create": Row("POST", "U A N N F F F N", own_token, likert_answer),
@@ -188,6 +202,8 @@ API: dict[str, Row] = {
     "api-benchmark-result-csv": Row("GET", DATA_API, lambda w: {"run_id": w.benchmark_run.pk}),
     # agreement analytics
     "api-agreement": Row("GET", DATA_API, rating),
+    "api-agreement-cancel": Row("POST", DATA_API, rating),
+    "api-agreement-retry": Row("POST", DATA_API, rating),
     "api-agreement-section": Row("GET", DATA_API, lambda w: {"project_id": w.rating.pk, "section": "alpha"}),
     "api-agreement-csv": Row("GET", DATA_API, lambda w: {"project_id": w.rating.pk, "section": "alpha"}),
 }
