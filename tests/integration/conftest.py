@@ -7,9 +7,11 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from tests.conftest import REPO_ROOT
@@ -34,7 +36,7 @@ class WorkerProcess:
             "DATABASE_URL": test_database_url(),
             **(extra_env or {}),
         }
-        self.log = open(REPO_ROOT / "var" / f"test-worker-{os.getpid()}.log", "w+")  # noqa: SIM115
+        self.log = open(Path(settings.VAR_DIR) / f"test-worker-{os.getpid()}.log", "w+")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [
                 sys.executable,

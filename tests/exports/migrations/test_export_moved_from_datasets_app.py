@@ -78,7 +78,9 @@ def write_before_move(apps) -> dict[str, int]:
     endpoint = apps.get_model("evaluation", "ModelEndpoint").objects.create(
         slug="judge-before-move", backend="openai", base_url="http://127.0.0.1:9/v1", model_id="judge"
     )
-    template = apps.get_model("evaluation", "JudgeTemplate").objects.filter(kind="pairwise").first()
+    template = apps.get_model("evaluation", "JudgeTemplate").objects.create(
+        name="pairwise before the move", kind="pairwise", language="en", user="Which answer is better?"
+    )
     run = apps.get_model("evaluation", "JudgeRun").objects.create(
         name="Judged before the move",
         judge_kind="pairwise",
@@ -91,8 +93,17 @@ def write_before_move(apps) -> dict[str, int]:
     return {"export": export.pk, "project": project.pk, "run": run.pk, "user": user.pk}
 
 
-def test_rows_written_before_the_move_read_back_after_it():
-    apps = state_before_move()
+@pytest.fixture
+def before_move():
+    """The database as it was before the move; migrated forward again whatever the test does."""
+    try:
+        yield state_before_move()
+    finally:
+        migrate(leaf_nodes())
+
+
+def test_rows_written_before_the_move_read_back_after_it(before_move):
+    apps = before_move
     with pytest.raises(LookupError):
         apps.get_model("exports", "Export")
     ids = write_before_move(apps)
