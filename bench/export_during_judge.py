@@ -10,7 +10,8 @@ the worker exactly as the export page does (``export_create``), and polls the ro
 Prints one JSON object: ``seconds`` (from queueing the export to its end, ``null`` when it had not ended
 within ``--timeout``), the export's final status and, for the judge run, its status and progress when the
 export started and when it ended (a judge run still running at the end means the export did not wait
-for it). Exit code 2 when there is no demo or no active judge run.
+for it). ``--report EXPORT_ID`` starts nothing and prints the queue wait of an export made earlier (one the
+script stopped waiting for at ``--timeout``). Exit code 2 when there is no demo or no active judge run.
 """
 
 from __future__ import annotations
@@ -47,13 +48,46 @@ def _judge_state(run: JudgeRun) -> dict:
     return {"status": run.status, "n_done": run.n_done, "n_failed": run.n_failed, "n_total": run.n_total}
 
 
+def _report(export_id: int) -> int:
+    """The queue wait and run time of an earlier export (one the script had stopped waiting for)."""
+    export = Export.objects.filter(pk=export_id).first()
+    if export is None:
+        print(f"no export {export_id}", file=sys.stderr)
+        return 2
+
+    def since_queued(moment):
+        return round((moment - export.created_at).total_seconds(), 2) if moment else None
+
+    run = JudgeRun.objects.filter(annotation_project=export.project).order_by("-pk").first()
+    print(
+        json.dumps(
+            {
+                "export_id": export.pk,
+                "export_kind": export.kind,
+                "export_status": export.status,
+                "queued_to_started_s": since_queued(export.started_at),
+                "queued_to_finished_s": since_queued(export.finished_at),
+                "judge_run_now": _judge_state(run) if run else None,
+                "judge_run_finished_at": run.finished_at.isoformat() if run and run.finished_at else None,
+                "export_finished_at": export.finished_at.isoformat() if export.finished_at else None,
+            }
+        )
+    )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=1200.0, help="seconds to wait for the export")
     parser.add_argument(
         "--kind", default="raw-jsonl", help="export kind (default raw-jsonl; hf: the dataset)"
     )
+    parser.add_argument(
+        "--report", type=int, metavar="EXPORT_ID", help="start nothing: the timings of an export made earlier"
+    )
     args = parser.parse_args()
+    if args.report is not None:
+        return _report(args.report)
 
     project = Project.objects.filter(name=PAIRWISE_PROJECT).first()
     judge = JudgeRun.objects.filter(annotation_project=project, status__in=ACTIVE_STATUSES).first()
