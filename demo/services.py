@@ -95,6 +95,7 @@ SIMULATED_REVIEW_SHARE = 0.5
 SIMULATED_HOURS_AGO = timedelta(hours=6)
 
 DEMO_ENDPOINT_SLUG = "demo-llm"
+DEMO_ENDPOINT_QUEUE = f"gpu.{DEMO_ENDPOINT_SLUG}"
 DEMO_MODEL_ALIAS = "demo"
 DEFAULT_MODEL_URL = "http://127.0.0.1:8081/v1"
 JUDGE_RUN_NAME = "Demo: pairwise judge"
@@ -437,7 +438,8 @@ def _endpoint(model: DemoModel, user) -> ModelEndpoint:
         "backend": ModelEndpoint.Backend.OPENAI,
         "base_url": model.url,
         "model_id": model.model_id,
-        "queue": "default",
+        # Its own queue, served by the model worker, so that exports and reports never wait behind it.
+        "queue": DEMO_ENDPOINT_QUEUE,
         "max_concurrency": 1,
         "sampling_defaults": {"temperature": 0.0, "max_tokens": model.max_tokens, "seed": DEMO_SEED},
         # llama.cpp's server constrains output to a schema given with the json_object response format.

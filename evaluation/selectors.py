@@ -163,6 +163,17 @@ def endpoint_list() -> QuerySet[ModelEndpoint]:
     return ModelEndpoint.objects.order_by("slug")
 
 
+def model_queues(*, configured: Sequence[str] = ()) -> list[str]:
+    """The model queues (``gpu.<name>``) a model worker should consume, sorted: ``configured`` when given
+    (the deployment's ``MODEL_QUEUES``), else the queues of every stored endpoint, active or not, so that
+    chunks already queued for an endpoint switched off still run. ``default`` is the default worker's."""
+    if configured:
+        names = {name.strip() for name in configured if name.strip()}
+    else:
+        names = set(ModelEndpoint.objects.values_list("queue", flat=True).distinct())
+    return sorted(name for name in names if name != "default")
+
+
 def endpoint_policy_errors(endpoint: ModelEndpoint) -> list[str]:
     """Why the deployment's allow-lists refuse a stored endpoint (its runs would fail); empty when allowed."""
     errors: list[str] = []

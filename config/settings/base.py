@@ -252,6 +252,9 @@ CELERY_TASK_ROUTES = {
     "evaluation.agreement_report": {"queue": "default"},
     "evaluation.chunks_requeue_lost": {"queue": "default"},
 }
+# The model queues (gpu.<endpoint>) a model worker consumes: `manage.py model_queues` prints these when set
+# (a host serving some models only), else the queues of every endpoint in the database.
+MODEL_QUEUES = env.list("MODEL_QUEUES", default=[])
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

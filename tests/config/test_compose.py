@@ -38,7 +38,22 @@ def test_commands(compose):
     assert "-B" not in services["worker"]["command"] and "beat" in services["beat"]["command"]
     assert services["gpu-worker"]["build"]["args"]["EXTRAS"] == "[gpu]"
     gpu = " ".join(services["gpu-worker"]["command"])
-    assert "celery" in gpu and "gpu." in gpu and "--prefetch-multiplier 1" in gpu and "--concurrency 1" in gpu
+    assert "celery" in gpu and "--prefetch-multiplier 1" in gpu and "--concurrency 1" in gpu
+    assert "-B" not in gpu.split() and "-Q default" not in gpu
+
+
+def test_the_gpu_worker_consumes_the_model_queues_the_command_prints(compose):
+    """As docs/deployment.md says: `manage.py model_queues --required` at start, MODEL_QUEUES passed on."""
+    command = compose["services"]["gpu-worker"]["command"]
+    assert command[:2] == ["sh", "-c"]
+    # Compose turns $$ into $ before the shell sees it.
+    script = command[2].replace("$$", "$")
+    assert script.startswith("queues=$(python manage.py model_queues --required) && exec celery ")
+    assert '-Q "$queues"' in script and "-n models@%h" in script
+    assert compose["services"]["gpu-worker"]["environment"]["MODEL_QUEUES"] == "${MODEL_QUEUES:-}"
+    assert "\nMODEL_QUEUES=" in (REPO_ROOT / ".env.example").read_text()
+    deployment = (REPO_ROOT / "docs" / "deployment.md").read_text()
+    assert "python manage.py model_queues --required" in deployment and "`MODEL_QUEUES`" in deployment
 
 
 def test_gpu_worker_reserves_an_nvidia_device(compose):

@@ -51,7 +51,10 @@ def test_without_a_model_server_the_demo_loads_and_says_how_to_judge_later(capsy
     out = capsys.readouterr().out
     assert f"No model server answers at {url}" in out
     assert "manage.py demo --judge-only" in out
-    assert ModelEndpoint.objects.get(slug="demo-llm").base_url == url
+    endpoint = ModelEndpoint.objects.get(slug="demo-llm")
+    assert endpoint.base_url == url
+    # Its own model queue, which `manage.py model_queues` lists for scripts/serve's model worker.
+    assert endpoint.queue == "gpu.demo-llm"
     assert not JudgeRun.objects.exists()
     assert "anotator1" in out  # the users are still printed
 

@@ -28,7 +28,18 @@ def test_database_url() -> str:
 
 
 class WorkerProcess:
-    def __init__(self, *, queues: str = "default", concurrency: int = 1, extra_env: dict | None = None):
+    def __init__(
+        self,
+        *,
+        queues: str = "default",
+        concurrency: int = 1,
+        extra_env: dict | None = None,
+        name: str | None = None,
+        prefetch_multiplier: int | None = None,
+        beat_schedule: str | None = None,
+    ):
+        """``name``, ``prefetch_multiplier`` and ``beat_schedule`` (embeds the beat scheduler) add the
+        options scripts/serve gives its workers."""
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
@@ -36,7 +47,15 @@ class WorkerProcess:
             "DATABASE_URL": test_database_url(),
             **(extra_env or {}),
         }
-        self.log = open(Path(settings.VAR_DIR) / f"test-worker-{os.getpid()}.log", "w+")  # noqa: SIM115
+        options: list[str] = []
+        if name:
+            options += ["-n", name]
+        if prefetch_multiplier is not None:
+            options += ["--prefetch-multiplier", str(prefetch_multiplier)]
+        if beat_schedule:
+            options += ["-B", "--schedule", beat_schedule]
+        log_name = f"test-worker-{os.getpid()}{'-' + name.split('@')[0] if name else ''}.log"
+        self.log = open(Path(settings.VAR_DIR) / log_name, "w+")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -56,6 +75,7 @@ class WorkerProcess:
                 "--without-gossip",
                 "--without-mingle",
                 "--without-heartbeat",
+                *options,
             ],
             cwd=REPO_ROOT,
             env=env,

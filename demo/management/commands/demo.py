@@ -92,7 +92,7 @@ class Command(BaseCommand):
         if result.judge_run is not None:
             self.stdout.write(
                 f"Judge run {result.judge_run.pk} queued: {result.judge_run.n_total} pairs on "
-                f"{result.endpoint.base_url}; the worker works through it (see /evaluation/)."
+                f"{result.endpoint.base_url}; the model worker works through it (see /evaluation/)."
             )
         elif result.judge_message:
             self.stdout.write(self.style.WARNING(result.judge_message))

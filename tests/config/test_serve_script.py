@@ -1,0 +1,44 @@
+"""scripts/serve starts the workers docs/deployment.md describes: a default worker with the beat scheduler
+and a model worker on the queues `manage.py model_queues` prints, one task at a time."""
+
+from __future__ import annotations
+
+import shlex
+
+from tests.conftest import REPO_ROOT
+
+SERVE = REPO_ROOT / "scripts" / "serve"
+
+
+def _celery_commands() -> list[list[str]]:
+    text = SERVE.read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines()]
+    return [shlex.split(line.rstrip("&")) for line in lines if line.startswith('"$BIN/celery"')]
+
+
+def _option(command: list[str], name: str) -> str:
+    return command[command.index(name) + 1]
+
+
+def test_a_default_worker_and_a_model_worker():
+    default, model = _celery_commands()
+    assert _option(default, "-Q") == "default" and _option(default, "-n") == "default@%h"
+    assert _option(model, "-Q") == "$QUEUES" and _option(model, "-n") == "models@%h"
+    assert _option(model, "--prefetch-multiplier") == "1"
+    assert _option(model, "--concurrency") == "${MODEL_CONCURRENCY:-1}"
+    # The beat scheduler runs in exactly one process.
+    assert "-B" in default and "-B" not in model
+    assert 'QUEUES="$("$BIN/python" manage.py model_queues)"' in SERVE.read_text()
+
+
+def test_the_demo_starts_serve_and_the_docs_name_the_same_workers():
+    assert "./scripts/serve" in (REPO_ROOT / "scripts" / "demo").read_text()
+    deployment = (REPO_ROOT / "docs" / "deployment.md").read_text()
+    for words in (
+        "`-n default@%h -Q default -B`",
+        "`-n models@%h`",
+        "`--prefetch-multiplier 1`",
+        "`gpu.demo-llm`",
+    ):
+        assert words in deployment, words
+    assert "python manage.py model_queues" in (REPO_ROOT / "README.md").read_text()
