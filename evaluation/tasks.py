@@ -16,7 +16,12 @@ from kombu.exceptions import ChannelError
 
 from evaluation.models import RunChunk
 from evaluation.services import benchmark_chunk_process, generation_chunk_process, judge_chunk_process
-from evaluation.services.runs import chunks_requeue_lost, run_for_chunk
+from evaluation.services.runs import (
+    chunks_requeue_lost,
+    run_for_chunk,
+    run_settle_after_redelivery,
+    runs_finish_settled,
+)
 
 _COMMON = {
     "acks_late": True,
@@ -33,7 +38,10 @@ _COMMON = {
 
 def _load(chunk_id: int):
     chunk = RunChunk.objects.select_related("endpoint").filter(pk=chunk_id).first()
-    if chunk is None or chunk.status != RunChunk.Status.PENDING:
+    if chunk is None:
+        return None, None
+    if chunk.status != RunChunk.Status.PENDING:
+        run_settle_after_redelivery(chunk=chunk)
         return None, None
     run = run_for_chunk(chunk)
     if run is None or not run.is_active:
@@ -87,7 +95,9 @@ def broker_queue_size(queue: str) -> int | None:
 
 @shared_task(name="evaluation.chunks_requeue_lost", ignore_result=True, soft_time_limit=120, time_limit=180)
 def chunks_requeue_lost_task() -> int:
-    """Periodic (beat): send again the pending chunks of active runs whose tasks the broker lost."""
+    """Periodic (beat): finish the runs whose chunks are all done, and send again the pending chunks of
+    active runs whose tasks the broker lost."""
+    runs_finish_settled()
     return chunks_requeue_lost(
         queue_size=broker_queue_size,
         # No attempt of a chunk task outlives its hard time limit.

@@ -13,13 +13,16 @@ dropped its task) therefore writes and counts nothing the second time.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import models, transaction
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import Case, Exists, F, OuterRef, Q, Subquery, Sum, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from evaluation.inference.base import BackendConfigError
@@ -222,20 +225,88 @@ def run_fail(*, run: models.Model, error: str) -> None:
 
 
 def _mark_running(run: models.Model) -> None:
+    if run.status != RunStatus.QUEUED:
+        return
     type(run).objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
         status=RunStatus.RUNNING, started_at=timezone.now()
     )
 
 
-def _finish_if_complete(model: type[models.Model], run_id: int) -> None:
-    finished = model.objects.filter(
-        pk=run_id, status=RunStatus.RUNNING, n_total__lte=F("n_done") + F("n_failed")
-    ).update(
-        status=Case(
-            When(n_done=0, n_failed__gt=0, then=Value(RunStatus.FAILED)),
-            default=Value(RunStatus.SUCCEEDED),
-        ),
-        finished_at=timezone.now(),
+def _chunk_sum(run_kind: str, field_name: str) -> Coalesce:
+    """``SUM(field)`` over the chunks of the run row being updated: its progress, from the chunk rows."""
+    total = (
+        RunChunk.objects.filter(run_kind=run_kind, run_id=OuterRef("pk"))
+        .order_by()
+        .values("run_id")
+        .annotate(total=Sum(field_name))
+        .values("total")
+    )
+    return Coalesce(Subquery(total), 0)
+
+
+def run_progress_refresh(*, model: type[models.Model], run_id: int) -> None:
+    """Copy the run's counts from its chunk rows (one statement; recomputed, never incremented).
+
+    Ended runs are left alone, except cancelled ones (their chunks in flight still commit), so a refresh
+    computed from an older snapshot never overwrites the counts a finished run was closed with."""
+    kind = model.kind
+    model.objects.filter(pk=run_id, status__in=[*ACTIVE_STATUSES, RunStatus.CANCELLED]).update(
+        n_done=_chunk_sum(kind, "n_done"), n_failed=_chunk_sum(kind, "n_failed")
+    )
+
+
+class ProgressThrottle:
+    """When this process last refreshed a run's counts, so a run's row is written at most every
+    ``interval_s`` seconds by this process however many chunks it commits."""
+
+    def __init__(self, interval_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval_s = interval_s
+        self._clock = clock
+        self._last: dict[tuple[str, int], float] = {}
+        self._lock = threading.Lock()
+
+    def due(self, key: tuple[str, int]) -> bool:
+        now = self._clock()
+        with self._lock:
+            if now - self._last.get(key, float("-inf")) < self.interval_s:
+                return False
+            if len(self._last) > 1000:
+                self._last.clear()
+            self._last[key] = now
+            return True
+
+    def clear(self) -> None:
+        with self._lock:
+            self._last.clear()
+
+
+PROGRESS_REFRESH_INTERVAL_S = 1.0
+progress_throttle = ProgressThrottle(PROGRESS_REFRESH_INTERVAL_S)
+
+
+def run_finish_if_complete(*, model: type[models.Model], run_id: int) -> bool:
+    """Finish a running run that has no pending chunk left, with counts summed from its chunks.
+
+    Called after a chunk's transaction has committed: of two chunks committing at the same time, the one
+    that commits last sees both done, so the run is finished exactly once (the ``UPDATE`` is guarded by
+    the status) and never left running. Returns whether this call finished it."""
+    kind = model.kind
+    pending = RunChunk.objects.filter(run_kind=kind, run_id=OuterRef("pk"), status=RunChunk.Status.PENDING)
+    any_done = RunChunk.objects.filter(run_kind=kind, run_id=OuterRef("pk"), n_done__gt=0)
+    any_failed = RunChunk.objects.filter(run_kind=kind, run_id=OuterRef("pk"), n_failed__gt=0)
+    finished = (
+        model.objects.filter(pk=run_id, status=RunStatus.RUNNING)
+        .filter(~Exists(pending))
+        .update(
+            n_done=_chunk_sum(kind, "n_done"),
+            n_failed=_chunk_sum(kind, "n_failed"),
+            status=Case(
+                When(Exists(any_done), then=Value(RunStatus.SUCCEEDED)),
+                When(Exists(any_failed), then=Value(RunStatus.FAILED)),
+                default=Value(RunStatus.SUCCEEDED),
+            ),
+            finished_at=timezone.now(),
+        )
     )
     if finished:
         run = model.objects.get(pk=run_id)
@@ -250,12 +321,48 @@ def _finish_if_complete(model: type[models.Model], run_id: int) -> None:
             if first:
                 message += f"; first error: {first.get('key')}: {first.get('error')}"
             model.objects.filter(pk=run_id).update(error=message[:4000])
+    return bool(finished)
+
+
+def run_after_chunk(*, model: type[models.Model], run_id: int, force_refresh: bool = False) -> None:
+    """After a chunk committed (or a redelivery found it done): finish the run if that was its last
+    chunk, else refresh its progress counts when this process has not done so for a while."""
+    # The plain probe first: the finishing UPDATE costs more to build and is needed once per run.
+    pending = RunChunk.objects.filter(run_kind=model.kind, run_id=run_id, status=RunChunk.Status.PENDING)
+    if not pending.exists() and run_finish_if_complete(model=model, run_id=run_id):
+        return
+    if force_refresh or progress_throttle.due((model.kind, run_id)):
+        run_progress_refresh(model=model, run_id=run_id)
+
+
+def run_settle_after_redelivery(*, chunk: RunChunk) -> None:
+    """A chunk task delivered again after its chunk committed: the first delivery may have died between
+    the commit and finishing the run, so finish it (or refresh its counts) now."""
+    run_after_chunk(model=RUN_MODELS[chunk.run_kind], run_id=chunk.run_id, force_refresh=True)
+
+
+def runs_finish_settled() -> int:
+    """Finish the running runs whose chunks are all done (their last chunk's worker died right after its
+    commit and the broker did not deliver the task again). Returns how many were finished."""
+    finished = 0
+    for model in RUN_MODELS.values():
+        pending = RunChunk.objects.filter(
+            run_kind=model.kind, run_id=OuterRef("pk"), status=RunChunk.Status.PENDING
+        )
+        settled = model.objects.filter(status=RunStatus.RUNNING).filter(~Exists(pending))
+        for run_id in settled.values_list("pk", flat=True):
+            finished += run_finish_if_complete(model=model, run_id=run_id)
+    return finished
 
 
 def chunk_commit(
     *, chunk: RunChunk, run: models.Model, outcomes: Sequence[ItemOutcome], n_already_done: int
 ) -> bool:
-    """Write a chunk's results and count them, exactly once. False when the chunk had already been done."""
+    """Write a chunk's results and its counts, exactly once. False when the chunk had already been done.
+
+    The run's row is not written inside the chunk's transaction: the counts live on the chunk row, and the
+    run takes their sum after the commit (``run_after_chunk``), so chunks committing side by side never
+    wait on one run row."""
     model = type(run)
     n_done = n_already_done + sum(1 for o in outcomes if o.ok)
     n_failed = sum(1 for o in outcomes if not o.ok)
@@ -280,8 +387,7 @@ def chunk_commit(
             errors=errors,
             finished_at=timezone.now(),
         )
-        model.objects.filter(pk=run.pk).update(n_done=F("n_done") + n_done, n_failed=F("n_failed") + n_failed)
-        _finish_if_complete(model, run.pk)
+    run_after_chunk(model=model, run_id=run.pk)
     return True
 
 
