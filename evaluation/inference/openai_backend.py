@@ -1,8 +1,9 @@
 """Backend for any server that speaks the OpenAI chat-completions protocol.
 
 vLLM, SGLang, TGI, the llama.cpp server, Ollama and hosted APIs all accept ``POST {base_url}/chat/completions``.
-Requests of a batch run on a thread pool of ``max_concurrency`` workers, and a semaphore shared by all
-batches of one backend object keeps at most ``max_concurrency`` requests in flight against the endpoint.
+Requests run on one thread pool of ``max_concurrency`` workers per backend object, shared by all its
+batches (several chunks of a run may send batches at once from threads of one worker process), and a
+semaphore keeps at most ``max_concurrency`` requests in flight against the endpoint.
 
 Retries: HTTP 408, 409, 425, 429 and 5xx, timeouts and connection errors are retried up to ``max_attempts``
 tries in all, waiting ``uniform(0, min(backoff_max_s, backoff_base_s * 2**(attempt-1)))`` ("full jitter"),
@@ -132,6 +133,8 @@ class OpenAIBackend(Backend):
         self._clock = clock
         self._wall_clock = wall_clock
         self._slots = threading.BoundedSemaphore(max_concurrency)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
         headers = {"Content-Type": "application/json", **dict(extra_headers or {})}
         if api_key_env:
@@ -156,7 +159,22 @@ class OpenAIBackend(Backend):
         return f"{self.base_url}/chat/completions"
 
     def close(self) -> None:
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         self._client.close()
+
+    def _executor(self) -> ThreadPoolExecutor:
+        """The backend's one pool of ``max_concurrency`` threads, shared by every batch: batches sent from
+        several threads at once (chunks running side by side in one worker process) queue their requests
+        on it in order, and no batch pays for starting threads of its own."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.max_concurrency, thread_name_prefix="openai-backend"
+                )
+            return self._pool
 
     # ----------------------------------------------------------------------------------------------
     # Request body
@@ -210,17 +228,19 @@ class OpenAIBackend(Backend):
         if not requests:
             return []
         abort = threading.Event()
-        workers = min(self.max_concurrency, len(requests))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-backend") as pool:
-            futures = [pool.submit(self._run_request, request, abort) for request in requests]
-            wait(futures, return_when=FIRST_EXCEPTION)
-            failed = next((f for f in futures if f.done() and not f.cancelled() and f.exception()), None)
-            if failed is not None:
-                abort.set()
-                for future in futures:
-                    future.cancel()
-                raise failed.exception()
-            return [future.result() for future in futures]
+        pool = self._executor()
+        futures = [pool.submit(self._run_request, request, abort) for request in requests]
+        wait(futures, return_when=FIRST_EXCEPTION)
+        failed = next((f for f in futures if f.done() and not f.cancelled() and f.exception()), None)
+        if failed is not None:
+            abort.set()
+            for future in futures:
+                future.cancel()
+            # Requests of this batch already running end at their next attempt; wait for them, as the
+            # batch's own pool used to, so nothing of this batch is sent after it raised.
+            wait(futures)
+            raise failed.exception()
+        return [future.result() for future in futures]
 
     def _run_request(self, request: ChatRequest, abort: threading.Event) -> GenerationResult:
         body = self.request_body(request)

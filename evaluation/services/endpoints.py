@@ -158,10 +158,20 @@ def endpoint_backend(endpoint: ModelEndpoint) -> Backend:
             return backend
     backend = create_backend(endpoint.backend, **backend_kwargs(endpoint))
     with _backend_cache_lock:
-        _backend_cache[key] = backend
-        while len(_backend_cache) > _BACKEND_CACHE_SIZE:
-            _, old = _backend_cache.popitem(last=False)
-            old.close()
+        # Chunks running on threads of one worker process share one backend, hence one bound on requests in
+        # flight: a backend another thread built in the meantime wins and this one is dropped.
+        winner = _backend_cache.get(key)
+        if winner is not None:
+            _backend_cache.move_to_end(key)
+            loser, backend = backend, winner
+        else:
+            loser = None
+            _backend_cache[key] = backend
+            while len(_backend_cache) > _BACKEND_CACHE_SIZE:
+                _, old = _backend_cache.popitem(last=False)
+                old.close()
+    if loser is not None:
+        loser.close()
     return backend
 
 
