@@ -7,10 +7,14 @@ delay (standing in for model latency), so the only difference is our pipeline: (
 ``OpenAIBackend.generate`` call with ``max_concurrency`` requests in flight; (b) a ``GenerationRun`` over N
 single-turn prompts on an endpoint with the same ``max_concurrency``, chunked into ``--chunk-size`` items per
 Celery task, results written as ``Response`` rows, timed from ``generation_run_start`` to the run's
-``succeeded``. With ``REDIS_URL`` set, (b) goes through Redis to a real worker process (``--worker-concurrency``
-processes, default 2, each taking chunks of ``concurrency / worker-concurrency`` items, so at most
-``--concurrency`` requests are in flight on either side) on a fresh SQLite database (or ``--database-url``); otherwise it runs in eager mode in
-this process, which leaves out the broker (said in the output). Prints one JSON object; the goal
+``succeeded``. With ``REDIS_URL`` set, (b) goes through Redis to a real worker process on a fresh SQLite
+database (or ``--database-url``). By default that worker uses the threads pool, as model queues should
+(evaluation/README.md, "How a run executes"): one process runs ``--worker-concurrency`` chunks (default 4) of
+``concurrency / 2`` items at once, and the endpoint's one backend in that process keeps at most
+``--concurrency`` requests in flight across them. ``--worker-pool prefork`` gives the older layout:
+``--worker-concurrency`` processes (default 2), one chunk of ``concurrency / worker-concurrency`` items each.
+Either way at most ``--concurrency`` requests are in flight on both sides. Without ``REDIS_URL`` (b) runs in
+eager mode in this process, which leaves out the broker (said in the output). Prints one JSON object; the goal
 (DESIGN.md §9) is a ratio of at least 0.9.
 """
 
@@ -35,19 +39,37 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--requests", type=int, default=512)
     parser.add_argument("--delay", type=float, default=0.5, help="seconds the stub server takes per request")
     parser.add_argument("--concurrency", type=int, default=16, help="endpoint max_concurrency, both sides")
-    parser.add_argument("--worker-concurrency", type=int, default=2)
+    parser.add_argument(
+        "--worker-pool",
+        choices=("threads", "prefork"),
+        default="threads",
+        help="threads: one worker process runs --worker-concurrency chunks at once, sharing one backend and "
+        "so one bound of --concurrency requests in flight; prefork: --worker-concurrency processes, one "
+        "chunk each",
+    )
+    parser.add_argument("--worker-concurrency", type=int, default=0, help="default: 4 threads, 2 processes")
     parser.add_argument(
         "--chunk-size",
         type=int,
         default=0,
-        help="default: concurrency / worker-concurrency, so both sides keep "
-        "at most --concurrency requests in flight",
+        help="default: concurrency / 2 on threads (two chunks fill the window, the others stand ready); "
+        "concurrency / worker-concurrency on prefork, so both sides keep at most --concurrency requests "
+        "in flight",
     )
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file in a temp folder")
     args = parser.parse_args()
+    if not args.worker_concurrency:
+        args.worker_concurrency = 4 if args.worker_pool == "threads" else 2
     if not args.chunk_size:
-        args.chunk_size = max(1, args.concurrency // args.worker_concurrency)
+        share = 2 if args.worker_pool == "threads" else args.worker_concurrency
+        args.chunk_size = max(1, args.concurrency // share)
     return args
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and its threads so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
@@ -83,11 +105,14 @@ def main() -> None:
         for i in range(args.requests)
     ]
     with OpenAIBackend(base_url=server.base_url, model="stub", max_concurrency=args.concurrency) as backend:
+        server.reset_counts()
+        cpu_started = time.process_time()
         started = time.perf_counter()
         results = backend.generate(requests)
         direct_s = time.perf_counter() - started
+        direct_cpu_s = time.process_time() - cpu_started
     assert all(r.ok for r in results)
-    server.max_in_flight = 0
+    direct_mean_in_flight = server.in_flight_seconds / direct_s
 
     # (b) through a run
     import django
@@ -133,7 +158,7 @@ def main() -> None:
                 "--concurrency",
                 str(args.worker_concurrency),
                 "--pool",
-                "prefork",
+                args.worker_pool,
                 "-l",
                 "INFO",
                 "--without-gossip",
@@ -153,6 +178,9 @@ def main() -> None:
             time.sleep(0.1)
 
     try:
+        server.reset_counts()
+        bench_cpu_started = time.process_time()
+        worker_cpu_started = process_cpu_s(worker.pid) if worker is not None else 0.0
         started = time.perf_counter()
         run = generation_run_start(
             dataset=dataset, endpoints=[endpoint], options={"chunk_size": args.chunk_size}
@@ -163,6 +191,9 @@ def main() -> None:
                 break
             time.sleep(0.02)
         pipeline_s = time.perf_counter() - started
+        pipeline_mean_in_flight = server.in_flight_seconds / pipeline_s
+        bench_cpu_s = time.process_time() - bench_cpu_started
+        worker_cpu_s = process_cpu_s(worker.pid) - worker_cpu_started if worker is not None else 0.0
     finally:
         if worker is not None:
             os.killpg(worker.pid, signal.SIGTERM)
@@ -183,6 +214,7 @@ def main() -> None:
                 "mode": "redis + worker process"
                 if use_worker
                 else "eager (no broker; set REDIS_URL for a real worker)",
+                "worker_pool": args.worker_pool if use_worker else None,
                 "worker_concurrency": args.worker_concurrency if use_worker else None,
                 "database": "sqlite" if not args.database_url else "given",
                 "direct_seconds": round(direct_s, 3),
@@ -191,6 +223,16 @@ def main() -> None:
                 "pipeline_requests_per_s": round(pipeline_rps, 2),
                 "ratio": round(pipeline_rps / direct_rps, 4),
                 "pipeline_max_in_flight": server.max_in_flight,
+                # Time-weighted means, as the server saw them: the share of its capacity each side used.
+                "direct_mean_in_flight": round(direct_mean_in_flight, 2),
+                "pipeline_mean_in_flight": round(pipeline_mean_in_flight, 2),
+                # CPU milliseconds per request. Direct: this process, client and stub server together.
+                # Pipeline: the worker process (client, Celery, ORM) plus this process (stub server,
+                # the polling loop and, in eager mode, everything).
+                "direct_cpu_ms_per_request": round(1000 * direct_cpu_s / args.requests, 3),
+                "pipeline_worker_cpu_ms_per_request": round(1000 * worker_cpu_s / args.requests, 3),
+                "pipeline_bench_cpu_ms_per_request": round(1000 * bench_cpu_s / args.requests, 3),
+                "load_average_1m": round(os.getloadavg()[0], 2),
                 "run_status": run.status,
                 "responses_written": n_rows,
                 "ideal_seconds": round(args.requests / args.concurrency * args.delay, 3),

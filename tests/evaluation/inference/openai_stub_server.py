@@ -59,6 +59,9 @@ class StubOpenAIServer:
         self.delay_s = 0.0
         self.in_flight = 0
         self.max_in_flight = 0
+        # The integral of in_flight over time: divided by a period, the mean number of requests in flight.
+        self.in_flight_seconds = 0.0
+        self._in_flight_changed = time.monotonic()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -77,6 +80,20 @@ class StubOpenAIServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+    def _count(self, change: int) -> None:
+        """Add ``change`` to ``in_flight``; call with ``_lock`` held."""
+        now = time.monotonic()
+        self.in_flight_seconds += self.in_flight * (now - self._in_flight_changed)
+        self._in_flight_changed = now
+        self.in_flight += change
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self.max_in_flight = self.in_flight
+            self.in_flight_seconds = 0.0
+            self._in_flight_changed = time.monotonic()
 
     def _next_reply(self, body: Any) -> Reply:
         with self._lock:
@@ -105,8 +122,7 @@ class StubOpenAIServer:
                     body = raw.decode("utf-8", "replace")
                 with stub._lock:
                     stub.requests.append(RecordedRequest(self.path, dict(self.headers.items()), body))
-                    stub.in_flight += 1
-                    stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                    stub._count(+1)
                 counted = True
                 try:
                     reply = stub._next_reply(body if isinstance(body, dict) else {})
@@ -115,7 +131,7 @@ class StubOpenAIServer:
                     # Leave the count before answering: the client may send its next request as soon as
                     # it has read this answer.
                     with stub._lock:
-                        stub.in_flight -= 1
+                        stub._count(-1)
                         counted = False
                     payload = reply.body if reply.body is not None else completion_body("ok")
                     data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
@@ -131,6 +147,6 @@ class StubOpenAIServer:
                 finally:
                     if counted:
                         with stub._lock:
-                            stub.in_flight -= 1
+                            stub._count(-1)
 
         return Handler
