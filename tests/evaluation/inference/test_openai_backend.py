@@ -8,6 +8,7 @@ unless a Retry-After raises it.
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from email.utils import parsedate_to_datetime
@@ -312,3 +313,25 @@ def test_bad_configuration_is_refused(options, message):
     settings = {"base_url": "http://127.0.0.1:1/v1", "model": "m", **options}
     with pytest.raises(BackendConfigError, match=message):
         OpenAIBackend(**settings)
+
+
+def test_batches_sent_from_several_threads_share_one_bound_and_keep_their_own_order(server):
+    server.delay_s = 0.05
+    backend = make_backend(server, max_concurrency=4)
+    batches = {name: [user(f"{name}{i}", f"{name}{i}") for i in range(6)] for name in ("a", "b", "c")}
+    results: dict[str, list] = {}
+    threads = [
+        threading.Thread(target=lambda n=name: results.__setitem__(n, backend.generate(batches[n])))
+        for name in batches
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+
+    for name, batch in batches.items():
+        assert [r.request_id for r in results[name]] == [r.request_id for r in batch]
+        assert [r.text for r in results[name]] == [f"echo: {name}{i}" for i in range(6)]
+    # 18 requests of 0.05 s from three batches at once: the one bound is reached and never passed.
+    assert server.max_in_flight == 4
+    backend.close()
