@@ -79,11 +79,14 @@ def test_generation_and_judge_runs_complete_on_a_worker(celery_worker_process, b
     }
 
 
-def test_a_worker_killed_mid_run_loses_nothing_and_duplicates_nothing(celery_worker_process, broker, server):
+@pytest.mark.parametrize(("pool", "concurrency"), [("prefork", 1), ("threads", 3)])
+def test_a_worker_killed_mid_run_loses_nothing_and_duplicates_nothing(
+    celery_worker_process, broker, server, pool, concurrency
+):
     server.delay_s = 0.4  # every request takes 0.4 s, so the worker is almost always inside a chunk
     dataset = make_prompt_dataset(n_prompts=40, two_turn_first=False)
     endpoint = make_endpoint(server, "stub", queue="gpu.stub")
-    first = celery_worker_process(queues="gpu.stub", concurrency=1)
+    first = celery_worker_process(queues="gpu.stub", concurrency=concurrency, pool=pool)
 
     run = generation_run_start(dataset=dataset, endpoints=[endpoint], options={"chunk_size": 4})
 
@@ -97,7 +100,9 @@ def test_a_worker_killed_mid_run_loses_nothing_and_duplicates_nothing(celery_wor
     assert run.status == "running" and run.n_done < 40
 
     # A short visibility timeout makes Redis hand the killed worker's unacknowledged chunk out again.
-    celery_worker_process(queues="gpu.stub", concurrency=1, extra_env={"CELERY_VISIBILITY_TIMEOUT": "2"})
+    celery_worker_process(
+        queues="gpu.stub", concurrency=concurrency, pool=pool, extra_env={"CELERY_VISIBILITY_TIMEOUT": "2"}
+    )
     run = wait_for(_finished(GenerationRun, run.pk), timeout=120, message="the run to finish after the kill")
 
     assert (run.status, run.n_done, run.n_failed, run.n_total) == ("succeeded", 40, 0, 40)
@@ -108,3 +113,21 @@ def test_a_worker_killed_mid_run_loses_nothing_and_duplicates_nothing(celery_wor
     # The chunk that was in flight when the worker died was delivered again.
     assert max(chunks.values_list("attempts", flat=True)) >= 2
     assert json.dumps(run.config)  # config is stored as plain JSON
+
+
+def test_a_threads_worker_runs_several_chunks_at_once_within_one_bound(celery_worker_process, broker, server):
+    """Chunks on threads of one process share the endpoint's backend: while one chunk commits, the others
+    keep the model server at ``max_concurrency`` requests, and never above."""
+    server.delay_s = 0.2
+    dataset = make_prompt_dataset(n_prompts=24, two_turn_first=False)
+    endpoint = make_endpoint(server, "stub", queue="gpu.stub", max_concurrency=4)
+    celery_worker_process(queues="gpu.stub", concurrency=4, pool="threads")
+
+    run = generation_run_start(dataset=dataset, endpoints=[endpoint], options={"chunk_size": 2})
+    run = wait_for(_finished(GenerationRun, run.pk), timeout=60, message="the generation run")
+
+    assert (run.status, run.n_done, run.n_failed, run.n_total) == ("succeeded", 24, 0, 24)
+    per_prompt = Counter(Response.objects.filter(generation_run=run).values_list("prompt_id", flat=True))
+    assert len(per_prompt) == 24 and set(per_prompt.values()) == {1}
+    # Chunks of 2 items: 4 in flight means at least two chunks were in flight at once.
+    assert server.max_in_flight == 4
