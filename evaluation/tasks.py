@@ -24,6 +24,7 @@ from evaluation.services.runs import (
 )
 
 _COMMON = {
+    "ignore_result": True,
     "acks_late": True,
     "reject_on_worker_lost": True,
     "autoretry_for": (OperationalError, InterfaceError),
