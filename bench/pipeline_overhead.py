@@ -9,8 +9,8 @@ single-turn prompts on an endpoint with the same ``max_concurrency``, chunked in
 Celery task, results written as ``Response`` rows, timed from ``generation_run_start`` to the run's
 ``succeeded``. With ``REDIS_URL`` set, (b) goes through Redis to a real worker process on a fresh SQLite
 database (or ``--database-url``). By default that worker uses the threads pool, as model queues should
-(evaluation/README.md, "How a run executes"): one process runs ``--worker-concurrency`` chunks (default 4) of
-``concurrency / 2`` items at once, and the endpoint's one backend in that process keeps at most
+(evaluation/README.md, "Keeping a model server busy"): one process runs ``--worker-concurrency`` chunks
+(default 3) of ``concurrency`` items at once, and the endpoint's one backend in that process keeps at most
 ``--concurrency`` requests in flight across them. ``--worker-pool prefork`` gives the older layout:
 ``--worker-concurrency`` processes (default 2), one chunk of ``concurrency / worker-concurrency`` items each.
 Either way at most ``--concurrency`` requests are in flight on both sides. Without ``REDIS_URL`` (b) runs in
@@ -47,21 +47,21 @@ def parse_args() -> argparse.Namespace:
         "so one bound of --concurrency requests in flight; prefork: --worker-concurrency processes, one "
         "chunk each",
     )
-    parser.add_argument("--worker-concurrency", type=int, default=0, help="default: 4 threads, 2 processes")
+    parser.add_argument("--worker-concurrency", type=int, default=0, help="default: 3 threads, 2 processes")
     parser.add_argument(
         "--chunk-size",
         type=int,
         default=0,
-        help="default: concurrency / 2 on threads (two chunks fill the window, the others stand ready); "
+        help="default: concurrency on threads (one chunk fills the window, the others stand ready); "
         "concurrency / worker-concurrency on prefork, so both sides keep at most --concurrency requests "
         "in flight",
     )
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file in a temp folder")
     args = parser.parse_args()
     if not args.worker_concurrency:
-        args.worker_concurrency = 4 if args.worker_pool == "threads" else 2
+        args.worker_concurrency = 3 if args.worker_pool == "threads" else 2
     if not args.chunk_size:
-        share = 2 if args.worker_pool == "threads" else args.worker_concurrency
+        share = 1 if args.worker_pool == "threads" else args.worker_concurrency
         args.chunk_size = max(1, args.concurrency // share)
     return args
 
