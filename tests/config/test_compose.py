@@ -38,7 +38,8 @@ def test_commands(compose):
     assert "-B" not in services["worker"]["command"] and "beat" in services["beat"]["command"]
     assert services["gpu-worker"]["build"]["args"]["EXTRAS"] == "[gpu]"
     gpu = " ".join(services["gpu-worker"]["command"])
-    assert "celery" in gpu and "--prefetch-multiplier 1" in gpu and "--concurrency 1" in gpu
+    assert "celery" in gpu and "--prefetch-multiplier 1" in gpu
+    assert "--pool threads" in gpu and "--concurrency 3" in gpu
     assert "-B" not in gpu.split() and "-Q default" not in gpu
 
 

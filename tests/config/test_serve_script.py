@@ -25,7 +25,9 @@ def test_a_default_worker_and_a_model_worker():
     assert _option(default, "-Q") == "default" and _option(default, "-n") == "default@%h"
     assert _option(model, "-Q") == "$QUEUES" and _option(model, "-n") == "models@%h"
     assert _option(model, "--prefetch-multiplier") == "1"
-    assert _option(model, "--concurrency") == "${MODEL_CONCURRENCY:-1}"
+    # Several chunks at once on threads, sharing each endpoint's bound of requests in flight.
+    assert _option(model, "--pool") == "threads"
+    assert _option(model, "--concurrency") == "${MODEL_CONCURRENCY:-3}"
     # The beat scheduler runs in exactly one process.
     assert "-B" in default and "-B" not in model
     assert 'QUEUES="$("$BIN/python" manage.py model_queues)"' in SERVE.read_text()
