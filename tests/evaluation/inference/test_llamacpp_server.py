@@ -10,8 +10,8 @@ import pytest
 from evaluation.inference.llamacpp_server import LlamaCppServer, LlamaCppServerError, free_port
 
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None,
-    reason="llama-cpp-python is not installed: run scripts/install-llama-cpp",
+    importlib.util.find_spec("xllamacpp") is None,
+    reason="xllamacpp is not installed (`make install` installs it)",
 )
 
 
@@ -29,7 +29,7 @@ def test_start_answers_and_stop_frees_the_port(smollm2_gguf):
     server = LlamaCppServer(smollm2_gguf, alias="tiny", n_ctx=256, n_threads=1, port=free_port())
     with server:
         assert server.running
-        assert server.command()[1:3] == ["-m", "llama_cpp.server"]
+        assert server.command()[1:3] == ["-m", "evaluation.inference.llamacpp_server"]
         assert httpx.get(f"{server.base_url}/models", timeout=5).json()["data"][0]["id"] == "tiny"
         url = server.base_url
     assert not server.running
@@ -38,8 +38,7 @@ def test_start_answers_and_stop_frees_the_port(smollm2_gguf):
 
 
 def test_a_port_in_the_environment_does_not_move_the_server(smollm2_gguf, monkeypatch):
-    """llama.cpp's server reads PORT, HOST, MODEL ... from the environment over its command line; a web
-    server's PORT beside it must not pull the model server onto that port."""
+    """A web server's PORT, HOST ... beside the model server must not pull it onto that port."""
     monkeypatch.setenv("PORT", str(free_port()))
     monkeypatch.setenv("HOST", "0.0.0.0")
     monkeypatch.setenv("N_CTX", "64")
