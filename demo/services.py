@@ -155,6 +155,8 @@ class DemoModel:
     judge_orders: str = JudgeRun.OrderMode.BOTH
     judge_language: str = "en"
     max_tokens: int = 256
+    # Requests sent to the model server at once: its number of slots (continuous batching).
+    max_concurrency: int = 1
 
 
 @dataclass
@@ -438,7 +440,7 @@ def _endpoint(model: DemoModel, user) -> ModelEndpoint:
         "base_url": model.url,
         "model_id": model.model_id,
         "queue": "default",
-        "max_concurrency": 1,
+        "max_concurrency": model.max_concurrency,
         "sampling_defaults": {"temperature": 0.0, "max_tokens": model.max_tokens, "seed": DEMO_SEED},
         # llama.cpp's server constrains output to a schema given with the json_object response format.
         "backend_options": {"structured_output": "json_object", "timeout_s": 300, "max_attempts": 3},

@@ -85,7 +85,9 @@ class LlamaCppBackend(Backend):
     ) -> None:
         if server is None:
             if model is None:
-                raise BackendConfigError("give model (a known model name or a GGUF path), or a started server")
+                raise BackendConfigError(
+                    "give model (a known model name or a GGUF path), or a started server"
+                )
             xllamacpp = import_xllamacpp()
             self.model_path: Path | None = locate_gguf(model)
             params = xllamacpp.CommonParams()

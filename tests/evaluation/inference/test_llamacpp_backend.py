@@ -12,7 +12,6 @@ import json
 import math
 
 import httpx
-import numpy as np
 import pytest
 
 from evaluation.domain.judge_templates import PAIRWISE, json_schema_for
