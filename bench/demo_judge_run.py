@@ -41,7 +41,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--slots", type=int, default=4, help="server slots and endpoint max_concurrency")
     parser.add_argument("--model", default="smollm2-135m-instruct", help="known model name or GGUF path")
     parser.add_argument("--model-url", default="", help="use this running server instead of starting one")
-    parser.add_argument("--threads", type=int, default=2, help="model server threads")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=max(1, min(8, (os.cpu_count() or 1) - 1)),
+        help="model server threads (default as scripts/model-server: cores - 1)",
+    )
     parser.add_argument("--worker-concurrency", type=int, default=2)
     parser.add_argument("--judge-orders", choices=("both", "random"), default="both")
     parser.add_argument("--max-tokens", type=int, default=200)
@@ -120,7 +125,11 @@ def main() -> int:
     finally:
         if worker is not None:
             os.killpg(worker.pid, signal.SIGTERM)
-            worker.wait(timeout=30)
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # a request still being retried: the run is over already
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait(timeout=30)
         if server is not None:
             server.stop()
     status, done, total = row or ("timeout", 0, 0)

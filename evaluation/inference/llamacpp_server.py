@@ -258,8 +258,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
     except KeyboardInterrupt:
         pass
-    del server
-    return 0
+    # Leave without running the server's destructor: it waits for llama.cpp's loop, which can wait for this
+    # thread while requests are in flight. The process's memory and sockets go with it.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
