@@ -31,6 +31,7 @@ import httpx
 
 from evaluation.inference.base import Backend, BackendConfigError, ChatRequest, GenerationResult
 from evaluation.inference.gguf_models import locate_gguf
+from evaluation.inference.registry import BackendNotAvailable
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +44,6 @@ def import_xllamacpp() -> Any:
     try:
         import xllamacpp
     except ImportError as exc:
-        from evaluation.inference.registry import BackendNotAvailable
-
         raise BackendNotAvailable(
             "the 'llamacpp' backend needs xllamacpp, which is not installed: pip install xllamacpp"
         ) from exc

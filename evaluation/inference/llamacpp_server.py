@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 
 from evaluation.inference.gguf_models import locate_gguf
+from evaluation.inference.llamacpp_backend import import_xllamacpp
 
 _LOG_TAIL_CHARS = 3000
 
@@ -210,8 +211,6 @@ def serve(
 
     The server answers on ``http://host:port/v1`` from its own threads as long as the returned object lives.
     """
-    from evaluation.inference.llamacpp_backend import import_xllamacpp
-
     xllamacpp = import_xllamacpp()
     params = xllamacpp.CommonParams()
     params.model.path = str(locate_gguf(model))
