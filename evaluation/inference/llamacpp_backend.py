@@ -1,62 +1,72 @@
-"""In-process GGUF models on CPU through llama-cpp-python: generation and option log-likelihoods.
+"""In-process GGUF models on CPU through xllamacpp (llama.cpp's own server code): generation and option scores.
 
-For CPU workers without a model server. Generation goes through ``Llama.create_chat_completion``, which
-renders the chat template stored in the GGUF file; a request's JSON schema becomes a llama.cpp grammar
-(``response_format={"type": "json_object", "schema": ...}``), which is how small models give parseable
-judge output. Sampling follows the study's parameters exactly: llama-cpp-python's own ``min_p`` (0.05 by
+For CPU workers without a model server. The model is loaded into an ``xllamacpp.Server`` in this process;
+requests go to its handlers directly (``handle_chat_completions`` / ``handle_completions``), no HTTP in
+between. Generation renders the chat template stored in the GGUF file; a request's JSON schema becomes a
+llama.cpp grammar (``response_format={"type": "json_object", "schema": ...}``), which is how small models give
+parseable judge output. Sampling follows the study's parameters exactly: llama.cpp's own ``min_p`` (0.05 by
 default) is switched off, temperature 0 is greedy, and a request's seed seeds its sampler.
 
-Option scoring reads the logits llama.cpp keeps for every evaluated position (``logits_all=True``) and takes
-their log-softmax. It does not use ``echo=True`` prompt log-probabilities: in llama-cpp-python 0.3.36 those
-are wrong. Options of one question share the prompt's evaluated prefix (its key-value cache), so each
-further option costs only its own tokens.
-
-One ``Llama`` object is not thread-safe; calls are serialised with a lock.
+Option scoring. llama.cpp's server reports log-probabilities of generated tokens only, not of prompt tokens.
+Each option token is therefore generated once, forced: the prompt is sent as token ids up to that token,
+``logit_bias`` makes the token the one picked, and ``n_probs`` makes the server report its log-probability
+computed from the raw logits (before the bias). The key-value cache keeps the shared prefix, so each further
+token costs one evaluated position. Tokenisation uses the server's ``/tokenize`` on a loopback port of its own,
+so the token ids are the model's own.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
+import socket
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import httpx
 
 from evaluation.inference.base import Backend, BackendConfigError, ChatRequest, GenerationResult
 from evaluation.inference.gguf_models import locate_gguf
+from evaluation.inference.registry import BackendNotAvailable
 
 logger = logging.getLogger(__name__)
 
 SCORE_MODES = ("sum", "cloze")
+# Added to the logit of the token being scored: large enough that it is always the one sampled.
+_FORCE_BIAS = 1.0e6
 
 
-def _import_llama() -> Any:
+def import_xllamacpp() -> Any:
     try:
-        from llama_cpp import Llama
+        import xllamacpp
     except ImportError as exc:
-        from evaluation.inference.registry import BackendNotAvailable
-
         raise BackendNotAvailable(
-            "the 'llamacpp' backend needs llama-cpp-python, which is not installed: run scripts/install-llama-cpp"
+            "the 'llamacpp' backend needs xllamacpp, which is not installed: pip install xllamacpp"
         ) from exc
-    return Llama
+    return xllamacpp
+
+
+def _free_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 class LlamaCppBackend(Backend):
     """A GGUF model loaded in this process.
 
     ``model`` is a known model name from :mod:`evaluation.inference.gguf_models` or a path to a GGUF file.
-    ``logits_all`` must stay on for :meth:`score_options`; it costs ``n_ctx x vocabulary`` floats of memory
-    (400 MB for SmolLM2 at n_ctx 2048). ``llama`` takes an already loaded ``llama_cpp.Llama`` instead.
+    ``n_ctx`` is the context of the one slot this backend uses. ``server`` takes an already started
+    ``xllamacpp.Server`` (with ``base_url`` the address its HTTP API listens on, for tokenising).
 
-    By default every request evaluates its prompt from scratch. llama.cpp can reuse the cached prefix a
-    prompt shares with the previous request (``reuse_prompt_cache=True``, faster for long shared
-    prompts), but logits computed in different batch shapes differ in the last bits, so a seeded sampled
-    answer would then depend on what ran before it.
+    By default every request evaluates its prompt from scratch (``cache_prompt`` off). llama.cpp can reuse the
+    cached prefix a prompt shares with the previous request (``reuse_prompt_cache=True``, faster for long
+    shared prompts), but logits computed in different batch shapes differ in the last bits, so a seeded
+    sampled answer would then depend on what ran before it.
     """
 
     name = "llamacpp"
@@ -68,47 +78,56 @@ class LlamaCppBackend(Backend):
         n_ctx: int = 2048,
         n_threads: int | None = None,
         n_batch: int = 512,
-        logits_all: bool = True,
-        chat_format: str | None = None,
         reuse_prompt_cache: bool = False,
-        verbose: bool = False,
-        llama: Any = None,
+        server: Any = None,
+        base_url: str | None = None,
     ) -> None:
-        if llama is None:
+        if server is None:
             if model is None:
-                raise BackendConfigError("give model (a known model name or a GGUF path), or a loaded llama")
-            Llama = _import_llama()
+                raise BackendConfigError(
+                    "give model (a known model name or a GGUF path), or a started server"
+                )
+            xllamacpp = import_xllamacpp()
             self.model_path: Path | None = locate_gguf(model)
-            llama = Llama(
-                model_path=str(self.model_path),
-                n_ctx=n_ctx,
-                n_threads=n_threads or os.cpu_count() or 1,
-                n_batch=n_batch,
-                logits_all=logits_all,
-                chat_format=chat_format,
-                verbose=verbose,
-            )
+            params = xllamacpp.CommonParams()
+            params.model.path = str(self.model_path)
+            params.n_ctx = n_ctx
+            params.n_batch = n_batch
+            params.n_parallel = 1
+            params.cpuparams.n_threads = n_threads or os.cpu_count() or 1
+            params.cpuparams_batch.n_threads = params.cpuparams.n_threads
+            params.hostnames = ["127.0.0.1"]
+            params.port = _free_loopback_port()
+            server = xllamacpp.Server(params)
+            base_url = server.listening_address
         else:
-            self.model_path = Path(llama.model_path) if getattr(llama, "model_path", None) else None
-        self.llama = llama
+            self.model_path = None
+        if not base_url:
+            raise BackendConfigError("a given server needs the base_url of its HTTP API (for /tokenize)")
+        self.server = server
+        self.base_url = base_url.rstrip("/")
+        self.n_ctx = n_ctx
         self.reuse_prompt_cache = reuse_prompt_cache
+        self._http = httpx.Client(timeout=60.0)
+        # One slot: requests from several threads would queue in the server anyway; the lock keeps a
+        # scoring sequence (several forced tokens) from interleaving with another request.
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"LlamaCppBackend(model={str(self.model_path)!r})"
 
     def close(self) -> None:
-        llama, self.llama = self.llama, None
-        if llama is not None and hasattr(llama, "close"):
-            llama.close()
+        server, self.server = self.server, None
+        self._http.close()
+        del server  # the server stops its loop and frees the model when the last reference goes
 
     # ----------------------------------------------------------------------------------------------
     # Generation
 
     def completion_kwargs(self, request: ChatRequest, choice: int = 0) -> dict[str, Any]:
-        """Keyword arguments of ``create_chat_completion`` for ``request``'s ``choice``-th sample."""
+        """The chat completion request body for ``request``'s ``choice``-th sample."""
         sampling = request.sampling
-        kwargs: dict[str, Any] = {
+        body: dict[str, Any] = {
             "messages": [dict(message) for message in request.messages],
             "temperature": sampling.temperature,
             "top_p": sampling.top_p,
@@ -116,13 +135,14 @@ class LlamaCppBackend(Backend):
             "min_p": 0.0,
             "max_tokens": sampling.max_tokens,
             "stop": list(sampling.stop or []),
+            "cache_prompt": self.reuse_prompt_cache,
         }
         if sampling.seed is not None:
             # Distinct but reproducible seeds for the n samples of one request.
-            kwargs["seed"] = sampling.seed + choice
+            body["seed"] = sampling.seed + choice
         if request.response_format is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": dict(request.response_format)}
-        return kwargs
+            body["response_format"] = {"type": "json_object", "schema": dict(request.response_format)}
+        return body
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[GenerationResult]:
         return [self._generate_one(request) for request in requests]
@@ -132,29 +152,27 @@ class LlamaCppBackend(Backend):
         prompt_tokens = completion_tokens = 0
         finish_reason: str | None = None
         started = time.perf_counter()
-        try:
-            for choice in range(request.sampling.n):
-                with self._lock:
-                    if not self.reuse_prompt_cache:
-                        self.llama.reset()
-                    response = self.llama.create_chat_completion(**self.completion_kwargs(request, choice))
-                first = response["choices"][0]
-                texts.append(first["message"].get("content") or "")
-                if choice == 0:
-                    finish_reason = first.get("finish_reason")
-                usage = response.get("usage") or {}
-                prompt_tokens = int(usage.get("prompt_tokens", 0))
-                completion_tokens += int(usage.get("completion_tokens", 0))
-        except (ValueError, RuntimeError, KeyError) as exc:  # e.g. a prompt longer than the context
-            logger.warning("llama.cpp request %r failed: %s", request.request_id, exc)
-            return GenerationResult(
-                request_id=request.request_id,
-                text="",
-                prompt_tokens=None,
-                completion_tokens=None,
-                latency_s=time.perf_counter() - started,
-                error=f"llama.cpp failed: {exc}",
-            )
+        for choice in range(request.sampling.n):
+            with self._lock:
+                response = self.server.handle_chat_completions(self.completion_kwargs(request, choice))
+            error = _error_message(response)
+            if error is not None:  # e.g. a prompt longer than the context
+                logger.warning("llama.cpp request %r failed: %s", request.request_id, error)
+                return GenerationResult(
+                    request_id=request.request_id,
+                    text="",
+                    prompt_tokens=None,
+                    completion_tokens=None,
+                    latency_s=time.perf_counter() - started,
+                    error=f"llama.cpp failed: {error}",
+                )
+            first = response["choices"][0]
+            texts.append(first["message"].get("content") or "")
+            if choice == 0:
+                finish_reason = first.get("finish_reason")
+            usage = response.get("usage") or {}
+            prompt_tokens = int(usage.get("prompt_tokens", 0))
+            completion_tokens += int(usage.get("completion_tokens", 0))
         return GenerationResult(
             request_id=request.request_id,
             text=texts[0],
@@ -170,7 +188,11 @@ class LlamaCppBackend(Backend):
 
     def tokenize(self, text: str) -> list[int]:
         """Tokens of ``text`` with the special tokens the model adds at the start (its BOS, if any)."""
-        return list(self.llama.tokenize(text.encode("utf-8"), add_bos=True, special=False))
+        response = self._http.post(
+            f"{self.base_url}/tokenize", json={"content": text, "add_special": True, "parse_special": False}
+        )
+        response.raise_for_status()
+        return [int(token) for token in response.json()["tokens"]]
 
     def score_options(self, prompt: str, options: Sequence[str], *, mode: str = "sum") -> list[float]:
         """Log-probability of each option as the continuation of ``prompt``.
@@ -185,19 +207,18 @@ class LlamaCppBackend(Backend):
             raise ValueError("no options to score")
         prompt_ids = self.tokenize(prompt)
         scores = []
-        with self._lock:
-            for option in options:
-                whole = self.tokenize(prompt + option)
-                start = _continuation_start(prompt_ids, whole)
-                if start == 0:
-                    raise ValueError(
-                        "the prompt encodes to no tokens, so the first option token has no context"
-                    )
-                if start == len(whole):
-                    raise ValueError(f"option {option!r} adds no tokens to the prompt")
-                token_log_probs = self._continuation_log_probs(whole, start)
-                total = float(token_log_probs.sum())
-                scores.append(total / len(token_log_probs) if mode == "cloze" else total)
+        for option in options:
+            whole = self.tokenize(prompt + option)
+            start = _continuation_start(prompt_ids, whole)
+            if start == 0:
+                raise ValueError("the prompt encodes to no tokens, so the first option token has no context")
+            if start == len(whole):
+                raise ValueError(f"option {option!r} adds no tokens to the prompt")
+            if len(whole) > self.n_ctx:
+                raise ValueError(f"{len(whole)} tokens do not fit the context of {self.n_ctx}")
+            token_log_probs = self.continuation_log_probs(whole, start)
+            total = math.fsum(token_log_probs)
+            scores.append(total / len(token_log_probs) if mode == "cloze" else total)
         return scores
 
     def score_many(
@@ -206,13 +227,19 @@ class LlamaCppBackend(Backend):
         """:meth:`score_options` for several ``(prompt, options)`` questions."""
         return [self.score_options(prompt, options, mode=mode) for prompt, options in items]
 
-    def _continuation_log_probs(self, tokens: Sequence[int], start: int) -> np.ndarray:
-        """Log-probabilities of ``tokens[start:]`` given what precedes each, from ``Llama.scores``."""
-        self._evaluate(tokens)
-        # Row t of scores holds the logits after token t, i.e. the distribution of token t + 1.
-        logits = np.asarray(self.llama.scores[start - 1 : len(tokens) - 1], dtype=np.float64)
-        targets = np.asarray(tokens[start:], dtype=np.int64)
-        return _log_softmax(logits)[np.arange(len(targets)), targets]
+    def continuation_log_probs(self, tokens: Sequence[int], start: int) -> list[float]:
+        """Log-probabilities of ``tokens[start:]``, each given the tokens before it."""
+        values = []
+        with self._lock:
+            for position in range(start, len(tokens)):
+                target = int(tokens[position])
+                [entry] = self.next_token_entries(
+                    tokens[:position], n_probs=1, logit_bias=[[target, _FORCE_BIAS]]
+                )
+                if int(entry["id"]) != target:
+                    raise RuntimeError(f"llama.cpp sampled token {entry['id']} where {target} was forced")
+                values.append(float(entry["logprob"]))
+        return values
 
     def next_token_log_probs(self, prompt: str) -> Mapping[int, float]:
         """Log-probability of every token as the next one after ``prompt`` (``{token id: log p}``)."""
@@ -220,25 +247,34 @@ class LlamaCppBackend(Backend):
         if not tokens:
             raise ValueError("the prompt encodes to no tokens")
         with self._lock:
-            self._evaluate(tokens)
-            row = np.asarray(self.llama.scores[len(tokens) - 1 : len(tokens)], dtype=np.float64)
-        return dict(enumerate(_log_softmax(row)[0].tolist()))
+            # n_probs larger than the vocabulary makes the server report every token.
+            [entry] = self.next_token_entries(tokens, n_probs=1 << 24)
+        return {int(item["id"]): float(item["logprob"]) for item in entry["top_logprobs"]}
 
-    def _evaluate(self, tokens: Sequence[int]) -> None:
-        """Make the model's state hold exactly ``tokens`` with their logits.
+    def next_token_entries(
+        self, tokens: Sequence[int], *, n_probs: int, logit_bias: list[list[float]] | None = None
+    ) -> list[dict[str, Any]]:
+        body: dict[str, Any] = {
+            "prompt": [int(token) for token in tokens],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "n_probs": n_probs,
+            "cache_prompt": True,  # the prefix shared with the previous position stays evaluated
+        }
+        if logit_bias:
+            body["logit_bias"] = logit_bias
+        response = self.server.handle_completions(body)
+        error = _error_message(response)
+        if error is not None:
+            raise ValueError(f"llama.cpp failed: {error}")
+        return response["choices"][0]["logprobs"]["content"]
 
-        The longest prefix already evaluated is kept (its cache and logits rows are still valid) and only
-        the rest is evaluated; at least the last token is evaluated, so the state is consistent afterwards.
-        """
-        llama = self.llama
-        if not getattr(llama, "_logits_all", True):
-            raise BackendConfigError("option scoring needs the model loaded with logits_all=True")
-        if len(tokens) > llama.n_ctx():
-            raise ValueError(f"{len(tokens)} tokens do not fit the context of {llama.n_ctx()}")
-        evaluated = [int(token) for token in llama.input_ids[: llama.n_tokens]]
-        reuse = min(_continuation_start(evaluated, tokens), len(tokens) - 1)
-        llama.n_tokens = reuse
-        llama.eval(list(tokens[reuse:]))
+
+def _error_message(response: Any) -> str | None:
+    if isinstance(response, Mapping) and "error" in response:
+        error = response["error"]
+        return str(error.get("message", error)) if isinstance(error, Mapping) else str(error)
+    return None
 
 
 def _continuation_start(prompt_ids: Sequence[int], whole_ids: Sequence[int]) -> int:
@@ -248,8 +284,3 @@ def _continuation_start(prompt_ids: Sequence[int], whole_ids: Sequence[int]) -> 
         if prompt_ids[position] != whole_ids[position]:
             return position
     return limit
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))

@@ -1,11 +1,16 @@
 """A llama.cpp OpenAI-compatible server process for one GGUF model, on a free loopback port.
 
 Tests, ``make demo`` and the benches need a real OpenAI-compatible endpoint without a GPU or a network:
-llama-cpp-python's ``python -m llama_cpp.server`` over a small GGUF model is one, up in a few seconds.
-:class:`LlamaCppServer` starts it, waits until ``GET /v1/models`` answers, and stops it (the whole process
-group) on exit. Its output goes to a log file whose tail is quoted when start-up fails.
+llama.cpp's own HTTP server, from the prebuilt ``xllamacpp`` wheel, over a small GGUF model is one, up in a
+second or two. It runs ``n_parallel`` slots with continuous batching: requests sent at once are decoded
+together, each in its own slot of ``n_ctx / n_parallel`` tokens of context.
 
-Run by hand: ``python -m evaluation.inference.llamacpp_server --model smollm2-135m-instruct``.
+:func:`serve` runs the server in this process until it is stopped (what ``python -m`` of this module does,
+and what ``scripts/model-server`` runs). :class:`LlamaCppServer` starts that as a child process, waits until
+``GET /v1/models`` answers, and stops it (the whole process group) on exit. Its output goes to a log file
+whose tail is quoted when start-up fails.
+
+Run by hand: ``python -m evaluation.inference.llamacpp_server --model smollm2-135m-instruct --port 8081``.
 """
 
 from __future__ import annotations
@@ -17,13 +22,16 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from evaluation.inference.gguf_models import locate_gguf
+from evaluation.inference.llamacpp_backend import import_xllamacpp
 
 _LOG_TAIL_CHARS = 3000
 
@@ -39,27 +47,12 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
-def server_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """This process's environment without the variables llama.cpp's server reads as settings.
-
-    The server takes every setting from an environment variable of the same name as well (``PORT``,
-    ``HOST``, ``MODEL``, ``N_CTX`` ...), and those win over its command line: a web server's ``PORT=8000``
-    in the environment would move the model server onto the web server's port.
-    """
-    environ = dict(os.environ if environ is None else environ)
-    try:
-        from llama_cpp.server.settings import ModelSettings, ServerSettings
-    except ImportError:  # the server is not installed: it will fail to start and say so
-        return environ
-    names = {name.lower() for cls in (ModelSettings, ServerSettings) for name in cls.model_fields}
-    return {key: value for key, value in environ.items() if key.lower() not in names}
-
-
 class LlamaCppServer:
-    """``python -m llama_cpp.server`` for ``model`` (a known model name or a GGUF path).
+    """:func:`serve` for ``model`` (a known model name or a GGUF path) in a child process.
 
-    ``alias`` is the model id clients send. ``n_ctx`` and ``n_threads`` default to what a 2-core CI machine
-    handles; ``extra_args`` are passed to the server unchanged (e.g. ``["--n_batch", "256"]``).
+    ``alias`` is the model id clients send. ``n_ctx`` (the whole context, shared by the slots) and
+    ``n_threads`` default to what a 2-core CI machine handles; ``n_parallel`` is the number of slots, how
+    many requests are decoded at once; ``extra_args`` are passed to the command line unchanged.
     """
 
     def __init__(
@@ -69,6 +62,7 @@ class LlamaCppServer:
         alias: str = "local",
         n_ctx: int = 2048,
         n_threads: int = 2,
+        n_parallel: int = 1,
         host: str = "127.0.0.1",
         port: int | None = None,
         python: str = sys.executable,
@@ -80,6 +74,7 @@ class LlamaCppServer:
         self.alias = alias
         self.n_ctx = n_ctx
         self.n_threads = n_threads
+        self.n_parallel = n_parallel
         self.host = host
         self.port = port
         self.python = python
@@ -103,19 +98,21 @@ class LlamaCppServer:
         return [
             self.python,
             "-m",
-            "llama_cpp.server",
+            "evaluation.inference.llamacpp_server",
             "--model",
             str(self.model_path),
-            "--model_alias",
+            "--alias",
             self.alias,
             "--host",
             self.host,
             "--port",
             str(self.port),
-            "--n_ctx",
+            "--n-ctx",
             str(self.n_ctx),
-            "--n_threads",
+            "--n-threads",
             str(self.n_threads),
+            "--n-parallel",
+            str(self.n_parallel),
             *self.extra_args,
         ]
 
@@ -149,7 +146,6 @@ class LlamaCppServer:
         with open(self.log_path, "wb") as log:
             self._process = subprocess.Popen(
                 self.command(),
-                env=server_environment(),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -201,33 +197,70 @@ class LlamaCppServer:
         self.stop()
 
 
+def serve(
+    model: str | os.PathLike[str],
+    *,
+    alias: str = "local",
+    host: str = "127.0.0.1",
+    port: int = 8081,
+    n_ctx: int = 2048,
+    n_threads: int = 2,
+    n_parallel: int = 1,
+) -> Any:
+    """Start llama.cpp's HTTP server over ``model`` in this process and return the ``xllamacpp.Server``.
+
+    The server answers on ``http://host:port/v1`` from its own threads as long as the returned object lives.
+    """
+    xllamacpp = import_xllamacpp()
+    params = xllamacpp.CommonParams()
+    params.model.path = str(locate_gguf(model))
+    params.model_alias = {alias}
+    params.n_ctx = n_ctx
+    params.n_parallel = n_parallel
+    params.cpuparams.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads
+    params.hostnames = [host]
+    params.port = port
+    return xllamacpp.Server(params)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve a GGUF model on an OpenAI-compatible endpoint.")
     parser.add_argument("--model", default="smollm2-135m-instruct", help="known model name or GGUF path")
     parser.add_argument("--alias", default="local", help="model id clients send")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
-    parser.add_argument("--n-ctx", type=int, default=2048)
+    parser.add_argument("--n-ctx", type=int, default=2048, help="context of all slots together")
     parser.add_argument("--n-threads", type=int, default=2)
+    parser.add_argument("--n-parallel", type=int, default=1, help="slots: requests decoded at once")
     args = parser.parse_args(argv)
-    server = LlamaCppServer(
+    port = args.port if args.port is not None else free_port(args.host)
+    stop = threading.Event()
+    # SIGTERM (from a process manager or LlamaCppServer.stop) ends the loop below; the server goes with it.
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    server = serve(
         args.model,
         alias=args.alias,
         host=args.host,
-        port=args.port,
+        port=port,
         n_ctx=args.n_ctx,
         n_threads=args.n_threads,
+        n_parallel=args.n_parallel,
     )
-    # SIGTERM (from a process manager) unwinds through ``with`` so the server's process group goes too.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    with server:
-        print(f"serving {server.model_path} as {server.alias!r} on {server.base_url}", flush=True)
-        try:
-            while server.running:
-                time.sleep(1.0)
-        except KeyboardInterrupt:
+    print(
+        f"serving {locate_gguf(args.model)} as {args.alias!r} on {server.listening_address}/v1 "
+        f"with {args.n_parallel} slots",
+        flush=True,
+    )
+    try:
+        while not stop.wait(1.0):
             pass
-    return 0
+    except KeyboardInterrupt:
+        pass
+    # Leave without running the server's destructor: it waits for llama.cpp's loop, which can wait for this
+    # thread while requests are in flight. The process's memory and sockets go with it.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ Structured output (``structured_output``), by server:
 - ``json_schema`` (default): ``{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}``, for
   OpenAI, vLLM, SGLang, Ollama, LM Studio and recent llama.cpp ``llama-server`` builds. The schema's
   ``title`` becomes ``name``; ``strict_schema=False`` for schemas that OpenAI's strict mode would refuse.
-- ``json_object``: ``{"type": "json_object", "schema": schema}``, for llama-cpp-python's server and older
+- ``json_object``: ``{"type": "json_object", "schema": schema}``, for llama.cpp's server (xllamacpp) and older
   llama.cpp servers.
 - ``tgi``: ``{"type": "json_object", "value": schema}``, for Text Generation Inference.
 - ``none``: nothing is sent and the prompt alone asks for JSON, for servers without constrained decoding.

@@ -1,6 +1,6 @@
 """Backends by name, imported only when asked for.
 
-GPU and local-model backends pull in heavy optional packages (torch, vllm, llama-cpp-python); importing
+GPU and local-model backends pull in heavy optional packages (torch, vllm, xllamacpp); importing
 them lazily keeps the web application and CPU-only workers free of those packages. A name whose module is
 not there yet, or whose optional packages are not installed, raises :class:`BackendNotAvailable` saying
 which, instead of an ImportError from deep inside.
@@ -45,8 +45,8 @@ _BACKENDS: dict[str, _Entry] = {
     "llamacpp": _Entry(
         "evaluation.inference.llamacpp_backend",
         "LlamaCppBackend",
-        "run scripts/install-llama-cpp (the 'cpu-models' extra, built with flags that work on these CPUs)",
-        requires=("llama_cpp",),
+        "install xllamacpp (prebuilt llama.cpp wheels on PyPI; `make install` installs it)",
+        requires=("xllamacpp",),
     ),
 }
 _ALIASES = {"llama.cpp": "llamacpp", "llama_cpp": "llamacpp", "llama-cpp": "llamacpp", "hf": "transformers"}

@@ -36,7 +36,10 @@ def test_commands(compose):
     assert "celery" in worker and "-Q default" in worker
     # Only beat schedules periodic tasks, so workers can be scaled.
     assert "-B" not in services["worker"]["command"] and "beat" in services["beat"]["command"]
-    assert services["gpu-worker"]["build"]["args"]["EXTRAS"] == "[gpu]"
+    assert services["gpu-worker"]["build"]["args"]["EXTRAS"] == "[gpu,llamacpp]"
+    assert services["gpu-worker"]["build"]["args"]["XLLAMACPP_INDEX"].startswith(
+        "${XLLAMACPP_INDEX:-https://xorbitsai.github.io/xllamacpp/whl/cu"
+    )
     gpu = " ".join(services["gpu-worker"]["command"])
     assert "celery" in gpu and "--prefetch-multiplier 1" in gpu
     assert "--pool threads" in gpu and "--concurrency 3" in gpu

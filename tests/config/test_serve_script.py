@@ -44,3 +44,12 @@ def test_the_demo_starts_serve_and_the_docs_name_the_same_workers():
     ):
         assert words in deployment, words
     assert "python manage.py model_queues" in (REPO_ROOT / "README.md").read_text()
+
+
+def test_the_demo_names_its_endpoints_queue_for_the_model_worker():
+    """scripts/demo starts the workers before the demo endpoint exists, so it names the endpoint's queue."""
+    from demo.services import DEMO_ENDPOINT_QUEUE
+
+    demo = (SERVE.parent / "demo").read_text()
+    assert f'export MODEL_QUEUES="${{MODEL_QUEUES:-{DEMO_ENDPOINT_QUEUE}}}"' in demo
+    assert demo.index("export MODEL_QUEUES") < demo.index("./scripts/serve &")

@@ -41,6 +41,17 @@ class Command(BaseCommand):
         parser.add_argument("--judge-language", choices=("en", "id"), default="en")
         parser.add_argument("--max-tokens", type=int, default=256, help="Longest judge reply, in tokens.")
         parser.add_argument(
+            "--max-concurrency",
+            type=int,
+            default=1,
+            help="Judge requests sent to the model server at once (match its number of slots).",
+        )
+        parser.add_argument(
+            "--no-judge",
+            action="store_true",
+            help="Create the model endpoint but start no judge run yet (start it later with --judge-only).",
+        )
+        parser.add_argument(
             "--judge-only",
             action="store_true",
             help="Only start the judge run over the loaded demo (when the model server came up later).",
@@ -49,6 +60,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["prompts"] is not None and options["prompts"] < 1:
             raise CommandError("--prompts must be at least 1.")
+        if options["max_concurrency"] < 1:
+            raise CommandError("--max-concurrency must be at least 1.")
         model = None
         if not options["no_model"]:
             model = DemoModel(
@@ -59,6 +72,8 @@ class Command(BaseCommand):
                 judge_orders=ORDER_MODES[options["judge_orders"]],
                 judge_language=options["judge_language"],
                 max_tokens=options["max_tokens"],
+                max_concurrency=options["max_concurrency"],
+                judge=not options["no_judge"],
             )
         if options["judge_only"]:
             if model is None:
@@ -66,7 +81,10 @@ class Command(BaseCommand):
             run, message = demo_judge_start(model=model)
             if run is None:
                 raise CommandError(message)
-            self.stdout.write(f"Judge run {run.pk} started: {run.n_total} pairs on {model.url}.")
+            self.stdout.write(
+                f"Judge run {run.pk} queued: {run.n_total} pairs on {run.endpoint.base_url}; "
+                "the worker works through it (see /evaluation/)."
+            )
             return
         result = demo_load(
             password=options["password"],

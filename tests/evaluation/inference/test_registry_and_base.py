@@ -24,8 +24,8 @@ def test_openai_backend_is_created_by_name():
     [
         ("transformers", "TransformersBackend", "torch"),
         ("vllm", "VllmBackend", "vllm"),
-        ("llamacpp", "LlamaCppBackend", "llama_cpp"),
-        ("llama.cpp", "LlamaCppBackend", "llama_cpp"),
+        ("llamacpp", "LlamaCppBackend", "xllamacpp"),
+        ("llama.cpp", "LlamaCppBackend", "xllamacpp"),
     ],
 )
 def test_local_backends_load_or_name_their_missing_package(name, class_name, package):

@@ -27,7 +27,7 @@ def smollm2_endpoint(llamacpp_server, llamacpp_model_id):
         base_url=llamacpp_server,
         model_id=llamacpp_model_id,
         max_concurrency=2,
-        # llama-cpp-python's server wants the schema inside a json_object response format.
+        # llama.cpp's server takes the schema inside a json_object response format.
         backend_options={"structured_output": "json_object", "timeout_s": 120, "max_attempts": 2},
     )
     yield endpoint
