@@ -676,11 +676,13 @@ def _write_pairs(*, project: Project, options: ExportOptions, folder: Path, step
             f"({result.counts.items_kept} of {result.counts.items_in} prompts kept, "
             f"{result.counts.ties_dropped} ties dropped); nothing was written"
         )
-    step(60, "computing agreement")
-    alpha = project_alpha(project=project, draws=options.bootstrap_draws, seed=int(options.seed or 0))
-    step(70, "splitting")
+    step(60, "splitting")
     splits = _split(result.pairs, options)
+    # The agreement computation reads the answers again (through analytics, the dashboard's numbers): the
+    # export's own frames are let go first, so the two never stand in memory together.
     del data
+    step(70, "computing agreement")
+    alpha = project_alpha(project=project, draws=options.bootstrap_draws, seed=int(options.seed or 0))
     card = render_dataset_card(_card_input(project, options, result, splits, alpha))
     if options.kind == "trl-strings":
         splits = {name: to_trl_strings(frame, keep_columns=TRL_KEEP) for name, frame in splits.items()}
