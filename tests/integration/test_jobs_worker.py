@@ -191,7 +191,7 @@ def test_an_export_killed_mid_way_runs_again_on_the_next_worker_with_complete_fi
     wait_for(inside_agreement, timeout=60, interval=0.05, message="the export to reach its agreement step")
     first.kill()
     record.refresh_from_db()
-    assert (record.status, record.progress, record.attempts) == ("running", 60, 1)
+    assert (record.status, record.progress, record.attempts) == ("running", 70, 1)
 
     started = time.monotonic()
     celery_worker_process(extra_env={**worker_env, **REDELIVER})
