@@ -163,18 +163,42 @@ def human_human_agreement(human: pd.DataFrame, *, keys: Sequence[str] = ("item",
 # -- score-based judges -----------------------------------------------------------------------------
 
 
+#: Slack when comparing a score gap with the tie threshold δ. Scores are whole grades (1-10, 1-5) or means
+#: of them over n judges or samples, so two means differ by a multiple of 1/(n_a * n_b): even with 1,000
+#: judgments on each side a real gap is at least 1e-6 away from δ (δ itself a whole number or a simple
+#: fraction). Float rounding of such means is about 1e-15 * the score (14/3 - 11/3 computes to
+#: 1.0000000000000004). 1e-9 sits between the two, so the rule decides on the exact difference.
+TIE_GAP_TOLERANCE = 1e-9
+
+
+def within_tie_threshold(
+    score_a: pd.Series | np.ndarray | float, score_b: pd.Series | np.ndarray | float, tie_threshold: float
+) -> np.ndarray:
+    """True where |score_a - score_b| <= tie_threshold, deciding on the exact (not the rounded) gap.
+
+    The one implementation of SeaBench's δ rule: every place that turns two scores into a tie calls it.
+    NaN scores give False (a missing score is never a tie).
+    """
+    if not tie_threshold >= 0:
+        raise ValueError(f"the tie threshold must be a number >= 0, got {tie_threshold!r}")
+    a = np.asarray(score_a, dtype=np.float64)
+    b = np.asarray(score_b, dtype=np.float64)
+    return np.abs(a - b) <= tie_threshold + TIE_GAP_TOLERANCE
+
+
 def verdicts_from_scores(
     score_a: pd.Series | np.ndarray, score_b: pd.Series | np.ndarray, *, tie_threshold: float = 1.0
 ) -> np.ndarray:
     """Turn two grades into a verdict: tie when |score_a - score_b| <= tie_threshold.
 
-    SeaBench's rule with the default threshold 1 (grades 1-10). A missing score (failed parse) gives
-    ``error``, never a tie.
+    SeaBench's rule with the default threshold 1 (grades 1-10), decided by :func:`within_tie_threshold`
+    so that means (an ensemble, a judge sampled several times) that differ by exactly δ tie. A missing
+    score (failed parse) gives ``error``, never a tie.
     """
     a = np.asarray(score_a, dtype=np.float64)
     b = np.asarray(score_b, dtype=np.float64)
     out = np.where(a > b, A, B).astype(object)
-    out[np.abs(a - b) <= tie_threshold] = TIE
+    out[within_tie_threshold(a, b, tie_threshold)] = TIE
     out[np.isnan(a) | np.isnan(b)] = ERROR
     return out
 

@@ -22,6 +22,7 @@ from analytics.domain.judge_agreement import (
     position_consistency,
     position_outcome,
     verdicts_from_scores,
+    within_tie_threshold,
 )
 
 
@@ -238,3 +239,28 @@ def test_position_consistency_shares():
     assert result.shares == {CONSISTENT: 0.3, BIASED_FIRST: 0.3, BIASED_SECOND: 0.2, ERROR: 0.2}
     with pytest.raises(ValueError, match="both orders"):
         position_consistency(["A"], [])
+
+
+def test_tie_rule_decides_on_the_exact_gap_of_means_in_thirds_and_sixths():
+    # Three samples of one judge: A gets 5, 5, 4 (mean 14/3), B gets 4, 4, 3 (mean 11/3); the means
+    # differ by exactly 1, which floats compute as 1.0000000000000004.
+    # Six judges: A sums to 25 (25/6), B to 19 (19/6): again exactly 1 apart (float: 1.0000000000000004).
+    # Item "over": A sums to 26 (26/6), B to 19: 7/6 > 1, so A wins; "under": 5/6 < 1, a tie.
+    rows = [("thirds", f"s{i}", a, b) for i, (a, b) in enumerate([(5, 4), (5, 4), (4, 3)])]
+    for item, a_scores, b_scores in (
+        ("sixths", [5, 4, 4, 4, 4, 4], [4, 3, 3, 3, 3, 3]),
+        ("over", [5, 5, 4, 4, 4, 4], [4, 3, 3, 3, 3, 3]),
+        ("under", [5, 4, 4, 4, 4, 4], [4, 4, 3, 3, 3, 3]),
+    ):
+        rows += [(item, f"j{i}", a, b) for i, (a, b) in enumerate(zip(a_scores, b_scores, strict=True))]
+    table = ensemble_scores(pd.DataFrame(rows, columns=["item", "judge", "score_a", "score_b"])).scores
+    table = table.set_index("item").loc[["thirds", "sixths", "over", "under"]]
+    gaps = (table["score_a"] - table["score_b"]).tolist()
+    assert gaps[0] > 1 and gaps[1] > 1  # the float gaps overshoot 1: an exact comparison says "A"
+    assert list(verdicts_from_scores(table["score_a"], table["score_b"])) == ["tie", "tie", "A", "tie"]
+    # Threshold 0: the same means are 1 apart, so nothing ties; B = A ties at 0 only when truly equal.
+    assert list(verdicts_from_scores(table["score_a"], table["score_b"], tie_threshold=0)) == ["A"] * 4
+    assert within_tie_threshold(1 / 3 + 1 / 3 + 1 / 3, 1.0, 0).item()
+    assert not within_tie_threshold(1 + 1 / 6, 0.0, 1).item()
+    with pytest.raises(ValueError, match="tie threshold must be a number >= 0"):
+        within_tie_threshold(1.0, 2.0, -1)
