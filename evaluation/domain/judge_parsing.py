@@ -13,8 +13,13 @@ tries, in order, and stops at the first step that finds a score field or a keywo
 
 A step that finds a score field is decisive: if that score is out of range, or two candidates of that step
 disagree, the result is an error and later steps are not consulted, so a malformed score never turns into
-a number read from the explanation. Pairwise parsing never returns a tie: "tie" is an error, and so is a text
-that names both responses as the better one. Parsing never raises; the raw text is kept on every result.
+a number read from the explanation. A text that names both responses as the better one is an error.
+
+Pairwise judges come in two families (see ``judge_templates``): without a tie (IndoPref: "Response 1" /
+"Respon 1" / "Respons 1" / "1", or a letter "A" / "[[B]]" naming the shown position) and with a tie
+(MT-bench: "A" / "B" / "tie", in Indonesian "seri"; "[[C]]" also reads as a tie). ``allow_tie`` says which
+family asked: for a judge that was told not to give a tie, "tie" is a parse error (status kept, raw text
+kept), never a verdict. Parsing never raises; the raw text is kept on every result.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from evaluation.domain.judge_templates import (
     RESPONSE_2,
     SCORE_RANGES,
     SINGLE_GRADE,
+    TIE,
 )
 
 OK = "ok"
@@ -63,8 +69,8 @@ _MAX_OBJECT_CHARS = 20_000
 class ParseResult:
     """Outcome of parsing one judge output.
 
-    ``value`` is ``"Response 1"``/``"Response 2"`` for pairwise judges and an ``int`` for graded ones, or
-    ``None`` on error. ``reason`` names the step that matched (``json_fenced``, ``json_whole``,
+    ``value`` is ``"Response 1"``/``"Response 2"`` (or ``"tie"`` when ties are allowed) for pairwise judges
+    and an ``int`` for graded ones, or ``None`` on error. ``reason`` names the step that matched (``json_fenced``, ``json_whole``,
     ``json_object``, ``keyword``) or says why parsing failed.
     """
 
@@ -195,7 +201,8 @@ def _embedded_objects(text: str) -> list[dict[str, Any]]:
 
 _Interpreted = tuple[str | int | None, str | None]  # (value, error reason); exactly one is None
 
-_RESPONSE = r"(?:response|respons|jawaban|tanggapan|answer|assistant|asisten)\s*#?\s*([12])"
+_RESPONSE_WORD = r"(?:response|respons|respon|jawaban|tanggapan|answer|assistant|asisten)"
+_RESPONSE = rf"{_RESPONSE_WORD}\s*#?\s*([12])"
 _EXACT_RESPONSE = re.compile(rf"^\W*(?:the\s+)?{_RESPONSE}\W*$", re.IGNORECASE)
 _EXACT_NUMBER = re.compile(r"^\W*([12])\W*$")
 _EXACT_LETTER = re.compile(r"^\W*([AB])\W*$")
@@ -203,13 +210,29 @@ _MENTION = re.compile(rf"\b{_RESPONSE}\b", re.IGNORECASE)
 _TIE_WORDS = re.compile(
     r"^\W*(?:tie|draw|equal|both|neither|none|seri|sama|imbang|keduanya|tidak\s+ada)\b", re.IGNORECASE
 )
+_TIE_BRACKET = re.compile(r"\[\[\s*(?:C|tie|seri|imbang)\s*\]\]", re.IGNORECASE)
+_TIE_PHRASES = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"\b(?:final\s+)?(?:verdict|decision|keputusan|putusan|hasil|skor|score)(?:\s+akhir)?\s*"
+        r"(?:is|adalah|:|=)\s*(?:a\s+)?[*\"'\[]*\s*(?:tie|seri|imbang|draw)\b",
+        r"\b(?:it\s*(?:'|’)?s|it\s+is)\s+a\s+(?:tie|draw)\b",
+        r"\bhasilnya\s+(?:adalah\s+)?(?:seri|imbang)\b",
+    )
+)
 
 
 def _position_name(number: str) -> str:
     return RESPONSE_1 if number in ("1", "A", "a") else RESPONSE_2
 
 
-def _interpret_pairwise(value: object) -> _Interpreted:
+def _tie(allow_tie: bool, value: object) -> _Interpreted:
+    if allow_tie:
+        return TIE, None
+    return None, f"verdict {value!r} is a tie, which this judge was asked not to give"
+
+
+def _interpret_pairwise(value: object, allow_tie: bool = False) -> _Interpreted:
     if isinstance(value, bool) or value is None:
         return None, f"verdict {value!r} is not a response"
     if isinstance(value, int | float):
@@ -222,9 +245,9 @@ def _interpret_pairwise(value: object) -> _Interpreted:
         match = pattern.match(value)
         if match:
             return _position_name(match.group(1)), None
-    if _TIE_WORDS.match(value):
-        return None, f"verdict {value!r} is a tie, which a pairwise judge may not give"
-    found = _pairwise_keywords(value)
+    if _TIE_WORDS.match(value) or _TIE_BRACKET.fullmatch(value.strip()):
+        return _tie(allow_tie, value)
+    found = _pairwise_keywords(value, allow_tie)
     if found is not None:
         return found
     named = {match.group(1) for match in _MENTION.finditer(value)}
@@ -293,10 +316,7 @@ def _score_field(obj: dict[str, Any]) -> tuple[bool, object]:
 # --------------------------------------------------------------------------------------------------
 # Keyword rules
 
-_PAIRWISE_BRACKET = re.compile(
-    r"\[\[\s*(?:(?:response|respons|jawaban|tanggapan|answer|assistant|asisten)\s*)?([12AB])\s*\]\]",
-    re.IGNORECASE,
-)
+_PAIRWISE_BRACKET = re.compile(rf"\[\[\s*(?:{_RESPONSE_WORD}\s*)?([12AB])\s*\]\]", re.IGNORECASE)
 _DEGREE = r"(?:(?:clearly|much|slightly|somewhat|significantly|far|overall|definitely)\s+)?"
 _PAIRWISE_PHRASES = tuple(
     re.compile(pattern, re.IGNORECASE)
@@ -308,7 +328,7 @@ _PAIRWISE_PHRASES = tuple(
         r"(?:lebih\s+(?:baik|bagus|unggul)|terbaik|unggul|menang)\b",
         r"\b(?:better|best|preferred|stronger|superior|winning)\s+(?:response|answer|one)\s+"
         rf"(?:is|would\s+be|:)\s*(?:the\s+)?[*\"'\[]*{_RESPONSE}",
-        r"\b(?:respons|jawaban|tanggapan)\s+(?:yang\s+)?(?:lebih\s+(?:baik|bagus|unggul)|terbaik|unggul)\s*"
+        r"\b(?:respons|respon|jawaban|tanggapan)\s+(?:yang\s+)?(?:lebih\s+(?:baik|bagus|unggul)|terbaik|unggul)\s*"
         rf"(?:adalah|ialah|yaitu|:)?\s*[*\"'\[]*{_RESPONSE}",
         r"\b(?:final\s+)?(?:verdict|winner|decision|choice|keputusan|putusan|pemenang|pilihan|skor|score)"
         rf"(?:\s+akhir)?\s*(?:is|adalah|:|=)\s*[*\"'\[]*\s*{_RESPONSE}",
@@ -318,16 +338,25 @@ _PAIRWISE_PHRASES = tuple(
 )
 
 
-def _pairwise_keywords(text: str) -> _Interpreted | None:
-    """A verdict from keyword rules, an error if they name both responses, None if they find nothing."""
+def _pairwise_keywords(text: str, allow_tie: bool = False) -> _Interpreted | None:
+    """A verdict from keyword rules, an error if they name both responses (or a response and a tie), None
+    if they find nothing."""
     bracketed = {_position_name(m.group(1)) for m in _PAIRWISE_BRACKET.finditer(text)}
+    if _TIE_BRACKET.search(text):
+        bracketed.add(TIE)
     named = bracketed or {_position_name(m.group(1)) for p in _PAIRWISE_PHRASES for m in p.finditer(text)}
-    if len(named) == 1:
-        return named.pop(), None
-    if len(named) == 2:
+    if not named and any(p.search(text) for p in _TIE_PHRASES):
+        named = {TIE}
+    if named == {RESPONSE_1, RESPONSE_2}:
         return None, "both responses are named as the better one"
-    if _TIE_WORDS.match(text):
-        return None, "the judge gave a tie, which a pairwise judge may not give"
+    if len(named) > 1:
+        return None, "a response and a tie are both named as the verdict"
+    if named == {TIE} or (not named and _TIE_WORDS.match(text)):
+        if allow_tie:
+            return TIE, None
+        return None, "the judge gave a tie, which this judge was asked not to give"
+    if named:
+        return named.pop(), None
     return None
 
 
@@ -410,9 +439,14 @@ def _parse(
     return ParseResult(OK, value, "keyword", raw)
 
 
-def parse_pairwise(raw: object) -> ParseResult:
-    """Parse a pairwise judge's output into ``"Response 1"`` or ``"Response 2"`` (positions as shown)."""
-    return _parse(raw, _interpret_pairwise, _pairwise_keywords)
+def parse_pairwise(raw: object, *, allow_tie: bool = False) -> ParseResult:
+    """Parse a pairwise judge's output into ``"Response 1"`` or ``"Response 2"`` (positions as shown), or
+    ``"tie"`` when ``allow_tie`` (the with-tie template family asked for one)."""
+    return _parse(
+        raw,
+        lambda value: _interpret_pairwise(value, allow_tie),
+        lambda text: _pairwise_keywords(text, allow_tie),
+    )
 
 
 def parse_grade(raw: object, low: int, high: int) -> ParseResult:
@@ -426,10 +460,11 @@ def parse_grade(raw: object, low: int, high: int) -> ParseResult:
     )
 
 
-def parse_judge_output(raw: object, kind: str) -> ParseResult:
-    """Parse the output of a judge of ``kind`` (``pairwise``, ``single_grade`` or ``factual``)."""
+def parse_judge_output(raw: object, kind: str, *, allow_tie: bool = False) -> ParseResult:
+    """Parse the output of a judge of ``kind`` (``pairwise``, ``single_grade`` or ``factual``);
+    ``allow_tie`` applies to pairwise judges of the with-tie family."""
     if kind == PAIRWISE:
-        return parse_pairwise(raw)
+        return parse_pairwise(raw, allow_tie=allow_tie)
     if kind in (SINGLE_GRADE, FACTUAL):
         low, high = SCORE_RANGES[kind]
         return parse_grade(raw, low, high)
@@ -467,7 +502,20 @@ class CombinedVerdict:
 def _shown_position(verdict: ParseResult | str | None) -> str | None:
     if isinstance(verdict, ParseResult):
         verdict = verdict.value if verdict.ok else None
-    return verdict if verdict in (RESPONSE_1, RESPONSE_2) else None
+    return verdict if verdict in (RESPONSE_1, RESPONSE_2, TIE) else None
+
+
+def canonical_verdict(shown: str, order: Literal["ab", "ba"]) -> str:
+    """``"A"``, ``"B"`` or ``"tie"`` for a shown verdict in an order (``ab``: A shown as Response 1)."""
+    if shown == TIE:
+        return VERDICT_TIE
+    first_shown_is_a = order == "ab"
+    return VERDICT_A if (shown == RESPONSE_1) == first_shown_is_a else VERDICT_B
+
+
+# Votes for the first shown position: +1 for it, -1 for the second, 0 for a tie (the sum rule of
+# analytics.domain.judge_agreement.position_outcome, so both count bias the same way).
+_FIRST_SHOWN = {RESPONSE_1: 1, RESPONSE_2: -1, TIE: 0}
 
 
 def combine_two_orders(
@@ -479,12 +527,14 @@ def combine_two_orders(
     """Combine a pairwise judge's verdicts from both presentation orders.
 
     Order 1 shows canonical A as "Response 1" and B as "Response 2"; order 2 shows them swapped. Each
-    verdict is a :class:`ParseResult`, a ``"Response 1"``/``"Response 2"`` string, or ``None`` for a failed
-    parse. The rule:
+    verdict is a :class:`ParseResult`, a ``"Response 1"``/``"Response 2"``/``"tie"`` string, or ``None`` for
+    a failed parse. The rule:
 
-    - both name the same canonical response: that response, ``consistent``;
-    - they disagree, i.e. the judge picked the same shown position twice: ``tie`` (the judge could not tell
-      the responses apart beyond their position), ``biased_first`` or ``biased_second``;
+    - both give the same canonical verdict (A/A, B/B, tie/tie): that verdict, ``consistent``;
+    - they disagree (the same shown position twice, or a response once and a tie once): ``tie`` (the judge
+      could not tell the responses apart beyond their position), ``biased_first`` when the first shown
+      position got more votes over the two orders (+1 for it, -1 for the second, 0 for a tie), else
+      ``biased_second``;
     - one order failed to parse: by default (``on_one_error="use_other"``) the other order's verdict, since
       it is an ordinary single-order verdict, with consistency ``error`` because position bias cannot be
       checked; with ``on_one_error="error"`` the combined verdict is ``error``;
@@ -494,8 +544,8 @@ def combine_two_orders(
         raise ValueError(f"on_one_error must be 'use_other' or 'error', got {on_one_error!r}")
     first = _shown_position(verdict_order1)
     second = _shown_position(verdict_order2)
-    canonical_first = None if first is None else (VERDICT_A if first == RESPONSE_1 else VERDICT_B)
-    canonical_second = None if second is None else (VERDICT_B if second == RESPONSE_1 else VERDICT_A)
+    canonical_first = None if first is None else canonical_verdict(first, "ab")
+    canonical_second = None if second is None else canonical_verdict(second, "ba")
 
     if canonical_first is None and canonical_second is None:
         return CombinedVerdict(VERDICT_ERROR, CONSISTENCY_ERROR, "both orders failed to parse")
@@ -509,6 +559,10 @@ def combine_two_orders(
         )
     if canonical_first == canonical_second:
         return CombinedVerdict(canonical_first, CONSISTENT, "both orders agree")
-    if first == RESPONSE_1:
-        return CombinedVerdict(VERDICT_TIE, BIASED_FIRST, "the first shown response won in both orders")
-    return CombinedVerdict(VERDICT_TIE, BIASED_SECOND, "the second shown response won in both orders")
+    favours_first = _FIRST_SHOWN[first] + _FIRST_SHOWN[second] > 0
+    position = "first" if favours_first else "second"
+    if first == second:
+        reason = f"the {position} shown response won in both orders"
+    else:
+        reason = f"one order gave a tie, the other the {position} shown response"
+    return CombinedVerdict(VERDICT_TIE, BIASED_FIRST if favours_first else BIASED_SECOND, reason)

@@ -8,8 +8,12 @@ contain ``{{answer}}``) is never expanded again.
 
 Three kinds, after the studies we reproduce:
 
-- ``pairwise``: which of two responses is better, JSON ``{"explanation", "score": "Response 1"|"Response 2"}``
-  (IndoPref). Multi-turn conversations are shown turn by turn.
+- ``pairwise``: which of two responses is better, in two families. Without a tie (IndoPref): JSON
+  ``{"explanation", "score": "Response 1"|"Response 2"}`` (Indonesian: ``"Respon 1"|"Respon 2"``), the
+  ``default`` templates. With a tie (MT-bench): ``{"explanation", "score": "A"|"B"|"tie"}`` (Indonesian:
+  ``"seri"``), the ``with_tie`` templates. Multi-turn conversations are shown turn by turn; a verdict on one
+  turn shows the whole conversation up to that turn, with both assistants' earlier answers, and asks about
+  the last turn (as MT-bench's multi-turn templates do).
 - ``single_grade``: one answer turn graded 1-10 against a reference answer and the category's priority
   aspects, JSON ``{"explanation", "score": 1..10}`` (SeaBench).
 - ``factual``: factual correctness 1-5 against a gold answer, JSON ``{"explanation", "score": 1..5}``,
@@ -32,6 +36,29 @@ LANGUAGES = ("en", "id")
 
 RESPONSE_1 = "Response 1"
 RESPONSE_2 = "Response 2"
+TIE = "tie"
+
+#: Pairwise template families: without a tie (IndoPref) and with one (MT-bench). A family is a template name.
+NO_TIE = "no_tie"
+WITH_TIE = "with_tie"
+PAIRWISE_FAMILIES = (NO_TIE, WITH_TIE)
+FAMILY_TEMPLATE_NAMES: Mapping[str, str] = MappingProxyType({NO_TIE: "default", WITH_TIE: "with_tie"})
+
+#: The labels each family's templates ask the judge to answer with, per language (the parser reads more).
+PAIRWISE_LABELS: Mapping[tuple[str, str], tuple[str, ...]] = MappingProxyType(
+    {
+        (NO_TIE, "en"): (RESPONSE_1, RESPONSE_2),
+        (NO_TIE, "id"): ("Respon 1", "Respon 2"),
+        (WITH_TIE, "en"): ("A", "B", TIE),
+        (WITH_TIE, "id"): ("A", "B", "seri"),
+    }
+)
+
+
+def pairwise_family_of(template_name: str) -> str:
+    """The family of a pairwise template: ``with_tie`` for the templates named so, else ``no_tie``."""
+    return WITH_TIE if template_name == FAMILY_TEMPLATE_NAMES[WITH_TIE] else NO_TIE
+
 
 #: Inclusive score range of the graded kinds.
 SCORE_RANGES: Mapping[str, tuple[int, int]] = MappingProxyType({SINGLE_GRADE: (1, 10), FACTUAL: (1, 5)})
@@ -77,15 +104,17 @@ def fill_placeholders(text: str, values: Mapping[str, object]) -> str:
     return _PLACEHOLDER.sub(substitute, text)
 
 
-def json_schema_for(kind: str) -> dict[str, Any]:
+def json_schema_for(kind: str, labels: Sequence[str] | None = None) -> dict[str, Any]:
     """JSON schema of the judge's expected output, for structured-output requests.
+
+    ``labels``: the pairwise verdict labels the template asks for (default ``Response 1``/``Response 2``).
 
     ``explanation`` comes first so that a grammar-constrained model writes its reasons before its verdict.
     Scores use ``enum`` rather than ``minimum``/``maximum`` because every constrained decoder we target
     (OpenAI strict mode, vLLM, SGLang, llama.cpp grammars) supports it.
     """
     if kind == PAIRWISE:
-        score: dict[str, Any] = {"type": "string", "enum": [RESPONSE_1, RESPONSE_2]}
+        score: dict[str, Any] = {"type": "string", "enum": list(labels or (RESPONSE_1, RESPONSE_2))}
         title = "pairwise_verdict"
     elif kind in SCORE_RANGES:
         low, high = SCORE_RANGES[kind]
@@ -134,7 +163,10 @@ class JudgeTemplate:
                 + ", ".join("{{" + name + "}}" for name in missing)
             )
         if not self.output_schema:
-            object.__setattr__(self, "output_schema", json_schema_for(self.kind))
+            labels = None
+            if self.kind == PAIRWISE:
+                labels = PAIRWISE_LABELS[(pairwise_family_of(self.name), self.language)]
+            object.__setattr__(self, "output_schema", json_schema_for(self.kind, labels))
 
     @property
     def placeholders(self) -> frozenset[str]:
@@ -408,7 +440,7 @@ def category_label(category: str, language: str) -> str:
 _PAIRWISE_EN = JudgeTemplate(
     kind=PAIRWISE,
     language="en",
-    version=1,
+    version=2,
     system=(
         "You are an impartial judge of AI assistant responses. You compare two responses to the same user "
         "request and decide which one is better."
@@ -417,9 +449,8 @@ _PAIRWISE_EN = JudgeTemplate(
 
 Consider helpfulness, relevance, correctness, depth, and how fluent and natural the language is. A response \
 should be written in the language of the request. Do not let the order in which the responses are shown, \
-their length or their style sway you: a longer response is not better for being longer. When the \
-conversation has several turns, judge every turn of each response. You must choose one response; a tie is \
-not allowed.
+their length or their style sway you: a longer response is not better for being longer. {{focus}} You must \
+choose one response; a tie is not allowed.
 
 [User request]
 {{question}}
@@ -437,7 +468,7 @@ Reply with a JSON object only, in exactly this form:
 _PAIRWISE_ID = JudgeTemplate(
     kind=PAIRWISE,
     language="id",
-    version=1,
+    version=2,
     system=(
         "Anda adalah juri yang netral untuk menilai respons asisten AI. Anda membandingkan dua respons "
         "terhadap permintaan pengguna yang sama dan memutuskan mana yang lebih baik."
@@ -446,23 +477,83 @@ _PAIRWISE_ID = JudgeTemplate(
 
 Perhatikan kebermanfaatan, relevansi, ketepatan, kedalaman, serta kelancaran dan kewajaran bahasanya. \
 Respons seharusnya ditulis dalam bahasa yang sama dengan permintaan. Jangan terpengaruh oleh urutan \
-penyajian, panjang, atau gaya respons: respons yang lebih panjang belum tentu lebih baik. Jika percakapan \
-terdiri atas beberapa giliran, nilailah setiap giliran dari masing-masing respons. Anda wajib memilih satu \
-respons; hasil seri tidak diperbolehkan.
+penyajian, panjang, atau gaya respons: respons yang lebih panjang belum tentu lebih baik. {{focus}} Anda \
+wajib memilih satu respons; hasil seri tidak diperbolehkan.
 
 [Permintaan pengguna]
 {{question}}
 
-[Respons 1]
+[Respon 1]
 {{response_1}}
 
-[Respons 2]
+[Respon 2]
 {{response_2}}
 
-Jawab hanya dengan satu objek JSON, persis dalam bentuk berikut (nama kunci dan nilai "score" tetap ditulis \
-seperti ini):
-{"explanation": "<perbandingan singkat kedua respons, dalam bahasa Indonesia>", "score": "Response 1" atau \
-"Response 2"}""",
+Jawab hanya dengan satu objek JSON, persis dalam bentuk berikut (nama kunci tetap ditulis seperti ini):
+{"explanation": "<perbandingan singkat kedua respons, dalam bahasa Indonesia>", "score": "Respon 1" atau \
+"Respon 2"}""",
+)
+
+_PAIRWISE_TIE_EN = JudgeTemplate(
+    kind=PAIRWISE,
+    language="en",
+    version=1,
+    name=FAMILY_TEMPLATE_NAMES[WITH_TIE],
+    system=(
+        "You are an impartial judge of AI assistant responses. You compare two responses to the same user "
+        "request and say which one is better, or that they are equally good."
+    ),
+    user="""Compare the two responses below to the user's request. Decide whether response A is better, \
+response B is better, or neither is clearly better (a tie).
+
+Consider helpfulness, relevance, correctness, depth, and how fluent and natural the language is. A response \
+should be written in the language of the request. The order in which the responses are shown, their length \
+and their style must not sway you. Answer "tie" only when you cannot say that one response is better. \
+{{focus}}
+
+[User request]
+{{question}}
+
+[Response A]
+{{response_1}}
+
+[Response B]
+{{response_2}}
+
+Reply with a JSON object only, in exactly this form:
+{"explanation": "<a short comparison of the two responses>", "score": "A", "B" or "tie"}""",
+)
+
+_PAIRWISE_TIE_ID = JudgeTemplate(
+    kind=PAIRWISE,
+    language="id",
+    version=1,
+    name=FAMILY_TEMPLATE_NAMES[WITH_TIE],
+    system=(
+        "Anda adalah juri yang netral untuk menilai respons asisten AI. Anda membandingkan dua respons "
+        "terhadap permintaan pengguna yang sama dan menyatakan mana yang lebih baik, atau bahwa keduanya "
+        "sama baiknya."
+    ),
+    user="""Bandingkan dua respons di bawah ini terhadap permintaan pengguna. Tentukan apakah respons A \
+lebih baik, respons B lebih baik, atau tidak ada yang jelas lebih baik (seri).
+
+Perhatikan kebermanfaatan, relevansi, ketepatan, kedalaman, serta kelancaran dan kewajaran bahasanya. \
+Respons seharusnya ditulis dalam bahasa yang sama dengan permintaan. Urutan penyajian, panjang, dan gaya \
+respons tidak boleh memengaruhi Anda. Jawab "seri" hanya jika Anda tidak dapat menyatakan bahwa salah satu \
+respons lebih baik. {{focus}}
+
+[Permintaan pengguna]
+{{question}}
+
+[Respons A]
+{{response_1}}
+
+[Respons B]
+{{response_2}}
+
+Jawab hanya dengan satu objek JSON, persis dalam bentuk berikut (nama kunci tetap ditulis seperti ini):
+{"explanation": "<perbandingan singkat kedua respons, dalam bahasa Indonesia>", "score": "A", "B" atau \
+"seri"}""",
 )
 
 _SINGLE_GRADE_EN = JudgeTemplate(
@@ -600,14 +691,22 @@ DEFAULT_TEMPLATES: Mapping[tuple[str, str], JudgeTemplate] = MappingProxyType(
     }
 )
 
+#: Every shipped template, keyed by (name, kind, language): the defaults and the with-tie pairwise family.
+SHIPPED_TEMPLATES: Mapping[tuple[str, str, str], JudgeTemplate] = MappingProxyType(
+    {
+        (t.name, t.kind, t.language): t
+        for t in (*DEFAULT_TEMPLATES.values(), _PAIRWISE_TIE_EN, _PAIRWISE_TIE_ID)
+    }
+)
 
-def default_template(kind: str, language: str) -> JudgeTemplate:
-    """The shipped template of ``kind`` in ``language`` (``en`` or ``id``)."""
+
+def default_template(kind: str, language: str, name: str = "default") -> JudgeTemplate:
+    """The shipped template ``name`` of ``kind`` in ``language`` (``en`` or ``id``)."""
     try:
-        return DEFAULT_TEMPLATES[(kind, language)]
+        return SHIPPED_TEMPLATES[(name, kind, language)]
     except KeyError:
         raise TemplateError(
-            f"no default template for kind {kind!r} in language {language!r}; "
+            f"no shipped template {name!r} for kind {kind!r} in language {language!r}; "
             f"kinds: {', '.join(KINDS)}; languages: {', '.join(LANGUAGES)}"
         ) from None
 
@@ -619,17 +718,33 @@ _WORDS = MappingProxyType(
     {
         "en": {
             "turn": "Turn",
+            "judged_turn": "Turn {n} (the turn to judge)",
             "user": "User",
             "assistant": "Assistant",
             "no_context": "(none: this is the first turn)",
             "no_reference": "(no reference answer is available; judge on your own knowledge)",
+            "focus_one": "Judge the responses to the user's request.",
+            "focus_all": "The conversation has several turns: judge every turn of each response.",
+            "focus_turn": (
+                "The conversation so far has {n} turns, each response shown with its own earlier answers. "
+                "Judge only the answers to the last user message (turn {n}); the earlier turns are context."
+            ),
         },
         "id": {
             "turn": "Giliran",
+            "judged_turn": "Giliran {n} (giliran yang dinilai)",
             "user": "Pengguna",
             "assistant": "Asisten",
             "no_context": "(tidak ada: ini giliran pertama)",
             "no_reference": "(tidak ada jawaban rujukan; nilailah berdasarkan pengetahuan Anda sendiri)",
+            "focus_one": "Nilailah respons terhadap permintaan pengguna.",
+            "focus_all": "Percakapan ini terdiri atas beberapa giliran: nilailah setiap giliran dari "
+            "masing-masing respons.",
+            "focus_turn": (
+                "Percakapan sejauh ini terdiri atas {n} giliran; setiap respons ditampilkan bersama "
+                "jawaban-jawabannya sendiri sebelumnya. Nilailah hanya jawaban atas pesan terakhir pengguna "
+                "(giliran {n}); giliran-giliran sebelumnya hanya sebagai konteks."
+            ),
         },
     }
 )
@@ -644,11 +759,16 @@ def _as_turns(value: str | Sequence[str], what: str) -> list[str]:
     return turns
 
 
-def _turn_by_turn(turns: Sequence[str], language: str) -> str:
+def _turn_by_turn(turns: Sequence[str], language: str, judged: int | None = None) -> str:
+    """Turns numbered from 1; ``judged`` (0-based) labels that turn as the one to judge."""
     if len(turns) == 1:
         return turns[0]
-    word = _WORDS[language]["turn"]
-    return "\n\n".join(f"{word} {number}:\n{text}" for number, text in enumerate(turns, start=1))
+    words = _WORDS[language]
+    return "\n\n".join(
+        (words["judged_turn"].format(n=number) if number - 1 == judged else f"{words['turn']} {number}")
+        + f":\n{text}"
+        for number, text in enumerate(turns, start=1)
+    )
 
 
 def pairwise_values(
@@ -656,8 +776,14 @@ def pairwise_values(
     response_1: str | Sequence[str],
     response_2: str | Sequence[str],
     language: str,
+    turn_index: int | None = None,
 ) -> dict[str, str]:
-    """Values for a pairwise template; multi-turn prompts and responses are numbered turn by turn."""
+    """Values for a pairwise template; multi-turn prompts and responses are numbered turn by turn.
+
+    ``turn_index`` (0-based) asks about one turn: the conversation is shown up to and including it (every
+    earlier user message, and each response's own earlier answers), the last turn labelled as the one to
+    judge, and ``focus`` tells the judge to judge only that turn. ``None`` judges the whole conversation.
+    """
     if language not in LANGUAGES:
         raise TemplateError(f"language must be one of {', '.join(LANGUAGES)}, got {language!r}")
     questions = _as_turns(user_turns, "the prompt")
@@ -667,10 +793,29 @@ def pairwise_values(
         raise TemplateError(
             f"turn counts differ: prompt {len(questions)}, response 1 {len(first)}, response 2 {len(second)}"
         )
+    words = _WORDS[language]
+    if turn_index is None:
+        judged = None
+        focus = words["focus_all"] if len(questions) > 1 else words["focus_one"]
+    else:
+        if (
+            isinstance(turn_index, bool)
+            or not isinstance(turn_index, int)
+            or not 0 <= turn_index < len(first)
+        ):
+            raise TemplateError(f"turn_index must be in 0..{len(questions) - 1}, got {turn_index!r}")
+        questions, first, second = (
+            questions[: turn_index + 1],
+            first[: turn_index + 1],
+            second[: turn_index + 1],
+        )
+        judged = turn_index
+        focus = words["focus_turn"].format(n=turn_index + 1) if turn_index else words["focus_one"]
     return {
-        "question": _turn_by_turn(questions, language),
-        "response_1": _turn_by_turn(first, language),
-        "response_2": _turn_by_turn(second, language),
+        "question": _turn_by_turn(questions, language, judged),
+        "response_1": _turn_by_turn(first, language, judged),
+        "response_2": _turn_by_turn(second, language, judged),
+        "focus": focus,
     }
 
 
@@ -680,11 +825,14 @@ def render_pairwise(
     user_turns: str | Sequence[str],
     response_1: str | Sequence[str],
     response_2: str | Sequence[str],
+    turn_index: int | None = None,
 ) -> list[dict[str, str]]:
-    """Messages asking ``template`` (a pairwise one) to compare two responses shown in the given order."""
+    """Messages asking ``template`` (a pairwise one) to compare two responses shown in the given order,
+    over the whole conversation or (``turn_index``) on one turn, with the conversation up to it."""
     if template.kind != PAIRWISE:
         raise TemplateError(f"render_pairwise needs a pairwise template, got {template.kind!r}")
-    return render(template, **pairwise_values(user_turns, response_1, response_2, template.language))
+    values = pairwise_values(user_turns, response_1, response_2, template.language, turn_index)
+    return render(template, **values)
 
 
 def single_grade_values(

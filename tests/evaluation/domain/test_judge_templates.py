@@ -31,9 +31,14 @@ def test_every_kind_has_a_default_in_both_languages():
     for kind in KINDS:
         for language in LANGUAGES:
             template = default_template(kind, language)
-            assert (template.kind, template.language, template.version) == (kind, language, 1)
-            assert template.output_schema == json_schema_for(kind)
-    with pytest.raises(TemplateError, match="no default template for kind 'pairwise' in language 'jv'"):
+            # Pairwise templates are at version 2: they ask about one turn through {{focus}}.
+            version = 2 if kind == PAIRWISE else 1
+            assert (template.kind, template.language, template.version) == (kind, language, version)
+            if kind != PAIRWISE:
+                assert template.output_schema == json_schema_for(kind)
+    with pytest.raises(
+        TemplateError, match="no shipped template 'default' for kind 'pairwise' in language 'jv'"
+    ):
         default_template(PAIRWISE, "jv")
 
 
@@ -91,10 +96,15 @@ def test_multi_turn_pairwise_in_indonesian_is_turn_by_turn():
         "[Permintaan pengguna]\nGiliran 1:\nSebutkan satu pulau.\n\nGiliran 2:\nDi provinsi mana?\n"
         in content
     )
-    assert "[Respons 1]\nGiliran 1:\nBali.\n\nGiliran 2:\nProvinsi Bali.\n" in content
-    assert "[Respons 2]\nGiliran 1:\nLombok.\n\nGiliran 2:\nNTB.\n" in content
-    # The JSON it asks for is the same in both languages, so one schema and one parser serve both.
-    assert '"score": "Response 1" atau "Response 2"' in content
+    assert "[Respon 1]\nGiliran 1:\nBali.\n\nGiliran 2:\nProvinsi Bali.\n" in content
+    assert "[Respon 2]\nGiliran 1:\nLombok.\n\nGiliran 2:\nNTB.\n" in content
+    assert "nilailah setiap giliran dari masing-masing respons." in content
+    # The Indonesian no-tie template asks for IndoPref's own labels; its schema allows exactly those.
+    assert '"score": "Respon 1" atau "Respon 2"' in content
+    assert default_template(PAIRWISE, "id").output_schema["properties"]["score"]["enum"] == [
+        "Respon 1",
+        "Respon 2",
+    ]
 
 
 def test_pairwise_turn_counts_must_match():
