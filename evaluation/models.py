@@ -23,7 +23,7 @@ from evaluation.domain.endpoint_policy import (
     api_key_env_refusal,
     base_url_refusal,
 )
-from evaluation.domain.judge_templates import FACTUAL, PAIRWISE, SINGLE_GRADE
+from evaluation.domain.judge_templates import FACTUAL, NO_TIE, PAIRWISE, SINGLE_GRADE, WITH_TIE
 
 ENV_VAR_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,99}$")
 QUEUE_NAME = re.compile(r"^(default|gpu\.[a-z0-9][a-z0-9_-]*)$")
@@ -343,9 +343,19 @@ class JudgeRun(Run):
         BOTH = "both", _("Both orders")
         SINGLE_RANDOM = "single_random", _("One randomised order")
 
+    class PairwiseFamily(models.TextChoices):
+        NO_TIE = NO_TIE, _("No tie: Response 1 or Response 2 (IndoPref)")
+        WITH_TIE = WITH_TIE, _("With a tie: A, B or tie (MT-bench)")
+
     kind = "judge"
 
     judge_kind = models.CharField(max_length=20, choices=JudgeTemplate.Kind.choices)
+    pairwise_family = models.CharField(
+        max_length=10,
+        choices=PairwiseFamily.choices,
+        default=PairwiseFamily.NO_TIE,
+        help_text=_("Pairwise judges: whether the judge may answer that neither response is better."),
+    )
     endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="judge_runs")
     template = models.ForeignKey(JudgeTemplate, on_delete=models.PROTECT, related_name="judge_runs")
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.DATASET)
@@ -385,8 +395,10 @@ class Judgment(models.Model):
     raw_output = models.TextField(blank=True)
     parse_status = models.CharField(max_length=5, choices=ParseStatus.choices)
     parse_reason = models.CharField(max_length=200, blank=True)
-    shown_verdict = models.CharField(max_length=12, blank=True, help_text=_('"Response 1" or "Response 2".'))
-    verdict = models.CharField(max_length=1, blank=True, help_text=_("Canonical A or B (pairwise)."))
+    shown_verdict = models.CharField(
+        max_length=12, blank=True, help_text=_('"Response 1", "Response 2" or "tie", as shown.')
+    )
+    verdict = models.CharField(max_length=3, blank=True, help_text=_("Canonical A, B or tie (pairwise)."))
     score = models.SmallIntegerField(null=True, blank=True)
     explanation = models.TextField(blank=True)
     latency_s = models.FloatField(null=True, blank=True)

@@ -17,15 +17,24 @@ from django.db import transaction
 from annotation.models import Project
 from datasets_app.models import Dataset, Prompt, Response
 from evaluation import selectors
-from evaluation.domain.judge_parsing import ParseResult, combine_two_orders, parse_judge_output
+from evaluation.domain.judge_parsing import (
+    ParseResult,
+    canonical_verdict,
+    combine_two_orders,
+    parse_judge_output,
+)
 from evaluation.domain.judge_templates import (
     FACTUAL,
+    FAMILY_TEMPLATE_NAMES,
+    NO_TIE,
     PAIRWISE,
-    RESPONSE_1,
+    PAIRWISE_FAMILIES,
     SINGLE_GRADE,
+    WITH_TIE,
     TemplateError,
     aspects_for,
     default_template,
+    pairwise_family_of,
     render_factual,
     render_pairwise,
     render_single_grade,
@@ -100,6 +109,7 @@ def judge_template_update(*, template: JudgeTemplate, system: str, user: str, ed
         system=system,
         user=user,
         name=template.name,
+        output_schema=template.output_schema or {},
     )
     return JudgeTemplate.objects.create(
         name=template.name,
@@ -124,13 +134,13 @@ def category_aspects_set(*, category: str, language: str, aspects: Sequence[str]
     return row
 
 
-def judge_template_default(*, kind: str, language: str) -> JudgeTemplate:
-    """The latest ``default`` template of ``kind`` in ``language``; the shipped text is written back if the
-    table lost it (the seed migration normally provides it)."""
-    latest = selectors.judge_template_latest(kind=kind, language=language)
+def judge_template_default(*, kind: str, language: str, name: str = "default") -> JudgeTemplate:
+    """The latest template ``name`` of ``kind`` in ``language``; the shipped text is written back if the
+    table lost it (the seed migrations normally provide it)."""
+    latest = selectors.judge_template_latest(kind=kind, language=language, name=name)
     if latest is not None:
         return latest
-    shipped = default_template(kind, language)
+    shipped = default_template(kind, language, name)
     template, _ = JudgeTemplate.objects.get_or_create(
         name=shipped.name,
         kind=kind,
@@ -158,6 +168,7 @@ def judge_run_start(
     annotation_project: Project | None = None,
     template: JudgeTemplate | None = None,
     order_mode: str = JudgeRun.OrderMode.BOTH,
+    pairwise_family: str | None = None,
     options: dict[str, Any] | None = None,
     name: str = "",
     user=None,
@@ -168,6 +179,11 @@ def judge_run_start(
     ``chunk_size``, ``models`` and ``generation_run_ids`` (dataset source: which responses), ``per_turn``
     (pairwise over a dataset: one verdict per turn), ``structured_output`` (default true: ask for JSON with
     the template's schema), ``on_one_error`` (``use_other``/``error``, see ``combine_two_orders``).
+
+    ``pairwise_family`` (pairwise judges): ``no_tie`` (IndoPref: the judge must pick a response; a tie reply
+    is a parse error) or ``with_tie`` (MT-bench: A, B or tie). Without a template it picks the family's
+    latest template (``default`` or ``with_tie``) in the option's language; with one, it must match the
+    template's family. Empty: the template's family, or ``no_tie``.
     """
     options = dict(options or {})
     unknown = sorted(set(options) - JUDGE_OPTIONS)
@@ -179,13 +195,28 @@ def judge_run_start(
         raise RunConfigError("give either a dataset or an annotation project")
     if order_mode not in JudgeRun.OrderMode.values:
         raise RunConfigError(f"unknown order mode {order_mode!r}")
+    if pairwise_family is not None and pairwise_family not in PAIRWISE_FAMILIES:
+        raise RunConfigError(
+            f"pairwise_family must be one of {', '.join(PAIRWISE_FAMILIES)}, got {pairwise_family!r}"
+        )
+    if pairwise_family == WITH_TIE and judge_kind != PAIRWISE:
+        raise RunConfigError(f"pairwise_family applies to pairwise judges only, not to {judge_kind}")
     if template is None:
         language = options.get("language") or "en"
         if language not in JudgeTemplate.Language.values:
             raise RunConfigError(f"language must be one of {', '.join(JudgeTemplate.Language.values)}")
-        template = judge_template_default(kind=judge_kind, language=language)
+        family = pairwise_family or NO_TIE
+        template_name = FAMILY_TEMPLATE_NAMES[family] if judge_kind == PAIRWISE else "default"
+        template = judge_template_default(kind=judge_kind, language=language, name=template_name)
     if template.kind != judge_kind:
         raise RunConfigError(f"template {template} is not a {judge_kind} template")
+    family = NO_TIE
+    if judge_kind == PAIRWISE:
+        family = pairwise_family_of(template.name)
+        if pairwise_family is not None and pairwise_family != family:
+            raise RunConfigError(
+                f"template {template} belongs to the {family} family, but the run asks for {pairwise_family}"
+            )
     chunk_size = check_chunk_size(options.get("chunk_size"))
     overrides = dict(options.get("sampling") or {})
     for key in ("seed", "max_tokens"):
@@ -218,6 +249,7 @@ def judge_run_start(
         dataset=dataset,
         annotation_project=annotation_project,
         order_mode=order_mode,
+        pairwise_family=family,
         config=config,
         name=name,
         created_by=user,
@@ -258,10 +290,6 @@ def judge_existing_keys(run: JudgeRun, items: list[dict[str, Any]]) -> set[str]:
     )
 
 
-def _turn_slice(turns: list[str], turn: int | None) -> list[str]:
-    return list(turns) if turn is None else [turns[turn]]
-
-
 def _judge_messages(
     run: JudgeRun, template: DomainTemplate, item: dict[str, Any], order: str, prompts, responses, overrides
 ) -> list[dict[str, str]]:
@@ -269,11 +297,15 @@ def _judge_messages(
     first = responses[item["a"]]
     if run.judge_kind == PAIRWISE:
         second = responses[item["b"]]
-        user_turns = _turn_slice(prompt.turns, item["turn"])
-        a_turns = _turn_slice(first.turns, item["turn"])
-        b_turns = _turn_slice(second.turns, item["turn"])
-        shown = (a_turns, b_turns) if order == Judgment.Order.AB else (b_turns, a_turns)
-        return render_pairwise(template, user_turns=user_turns, response_1=shown[0], response_2=shown[1])
+        shown = (first.turns, second.turns) if order == Judgment.Order.AB else (second.turns, first.turns)
+        # A verdict on one turn shows the conversation up to it, with both assistants' earlier answers.
+        return render_pairwise(
+            template,
+            user_turns=prompt.turns,
+            response_1=shown[0],
+            response_2=shown[1],
+            turn_index=item["turn"],
+        )
     turn = item["turn"]
     if run.judge_kind == SINGLE_GRADE:
         aspects = aspects_for(prompt.category or "general", template.language, overrides)
@@ -300,8 +332,7 @@ def _judgment_row(run: JudgeRun, item: dict[str, Any], order: str, parsed: Parse
     if parsed.ok:
         if run.judge_kind == PAIRWISE:
             shown = str(parsed.value)
-            first_shown_is_a = order == Judgment.Order.AB
-            verdict = "A" if (shown == RESPONSE_1) == first_shown_is_a else "B"
+            verdict = canonical_verdict(shown, order)
         else:
             score = int(parsed.value)
     return Judgment(
@@ -341,8 +372,7 @@ def _pair_verdict(
     else:
         ((order, parsed),) = parsed_by_order.items()
         if parsed.ok:
-            first_shown_is_a = order == Judgment.Order.AB
-            verdict = "A" if (parsed.value == RESPONSE_1) == first_shown_is_a else "B"
+            verdict = canonical_verdict(str(parsed.value), order)
             consistency, reason = PairVerdict.Consistency.SINGLE, f"one order ({order})"
         else:
             verdict, consistency, reason = (
@@ -376,6 +406,7 @@ def judge_compute(
     response_ids = {item["a"] for item in items} | {item["b"] for item in items if item.get("b")}
     responses = Response.objects.in_bulk(response_ids)
     overrides = selectors.aspect_overrides() if run.judge_kind == SINGLE_GRADE else None
+    allow_tie = run.judge_kind == PAIRWISE and run.pairwise_family == WITH_TIE
 
     errors: dict[str, str] = {}
     requests: list[ChatRequest] = []
@@ -412,7 +443,10 @@ def judge_compute(
         if failed is not None:
             outcomes.append(ItemOutcome(key=key, error=failed.error))
             continue
-        parsed = {order: parse_judge_output(r.text, run.judge_kind) for order, r in item_results.items()}
+        parsed = {
+            order: parse_judge_output(r.text, run.judge_kind, allow_tie=allow_tie)
+            for order, r in item_results.items()
+        }
         rows: list[Any] = [
             _judgment_row(run, item, order, parsed[order], item_results[order]) for order in orders
         ]

@@ -50,7 +50,7 @@ def test_pairwise_both_orders_combine_into_consistent_verdicts(server, django_ca
     # "Response 2" there, which maps back to A.
     ba = judgments.filter(order="ba").first()
     assert (ba.shown_verdict, ba.verdict, ba.parse_status) == ("Response 2", "A", "ok")
-    assert ba.template_kind == "pairwise" and ba.template_version == 1
+    assert ba.template_kind == "pairwise" and ba.template_version == 2  # the per-turn-aware default
     verdicts = PairVerdict.objects.filter(judge_run=run)
     assert list(verdicts.values_list("verdict", "consistency")) == [("A", "consistent"), ("A", "consistent")]
     a_model = Response.objects.get(pk=verdicts.first().response_a_id).model_name
@@ -255,12 +255,12 @@ def test_judge_on_annotation_project_tasks_keeps_task_pair_and_turn(
 def test_editing_a_template_makes_a_new_version_used_by_new_runs(server, django_capture_on_commit_callbacks):
     server.responder = fair_judge
     original = judge_template_default(kind="pairwise", language="en")
-    assert original.version == 1
+    assert original.version == 2
     edited = judge_template_update(
         template=original, system="Be strict.", user=original.user.replace("Compare", "Carefully compare")
     )
-    assert (edited.version, original.version) == (2, 1)
-    assert JudgeTemplate.objects.filter(kind="pairwise", language="en").count() == 2
+    assert (edited.version, original.version) == (3, 2)
+    assert JudgeTemplate.objects.filter(name="default", kind="pairwise", language="en").count() == 2
 
     run = _start(
         django_capture_on_commit_callbacks,
@@ -269,7 +269,7 @@ def test_editing_a_template_makes_a_new_version_used_by_new_runs(server, django_
         dataset=make_pair_dataset(n_prompts=1),
     )
     assert run.template_id == edited.pk
-    assert set(Judgment.objects.filter(judge_run=run).values_list("template_version", flat=True)) == {2}
+    assert set(Judgment.objects.filter(judge_run=run).values_list("template_version", flat=True)) == {3}
     assert server.requests[0].body["messages"][0] == {"role": "system", "content": "Be strict."}
 
 
@@ -296,7 +296,7 @@ def test_indonesian_template_and_structured_output_off(server, django_capture_on
     )
     assert run.template.language == "id"
     assert "response_format" not in server.requests[0].body
-    assert "[Respons 1]" in last_user(server.requests[0].body)
+    assert "[Respon 1]" in last_user(server.requests[0].body)
     assert PairVerdict.objects.get(judge_run=run).consistency == "biased_first"
 
 

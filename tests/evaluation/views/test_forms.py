@@ -215,7 +215,7 @@ def test_a_single_order_judge_in_indonesian_from_the_page(
     run = JudgeRun.objects.get()
     assert (run.order_mode, run.template.language, run.config["seed"]) == ("single_random", "id", 3)
     assert len(server.requests) == 3  # one order per pair
-    assert all("[Respons 1]" in last_user(r.body) for r in server.requests)
+    assert all("[Respon 1]" in last_user(r.body) for r in server.requests)
 
 
 def test_a_benchmark_run_started_from_the_page(role_client, server, django_capture_on_commit_callbacks):
