@@ -203,6 +203,7 @@ class JudgeRunStartApi(APIView):
                     annotation_project=project,
                     template=template,
                     order_mode=data["order_mode"],
+                    pairwise_family=data.get("pairwise_family"),
                     options=data["options"],
                     name=data["name"],
                     user=request.user,

@@ -231,6 +231,13 @@ class JudgeRunForm(_RunForm):
         help_text=_("Either a dataset (its responses) or an annotation project (its tasks)."),
     )
     order_mode = forms.ChoiceField(choices=JudgeRun.OrderMode.choices, initial=JudgeRun.OrderMode.BOTH)
+    pairwise_family = forms.ChoiceField(
+        choices=[("", _("The template's family (no tie when no template is chosen)"))]
+        + list(JudgeRun.PairwiseFamily.choices),
+        required=False,
+        label=_("Pairwise templates"),
+        help_text=_("Pairwise judges: may the judge answer that neither response is better?"),
+    )
     language = forms.ChoiceField(
         choices=JudgeTemplate.Language.choices,
         initial=JudgeTemplate.Language.EN,
@@ -267,6 +274,7 @@ class JudgeRunForm(_RunForm):
         "dataset",
         "annotation_project",
         "order_mode",
+        "pairwise_family",
         "language",
     ]
 
@@ -288,6 +296,7 @@ class JudgeRunForm(_RunForm):
             "annotation_project": data.get("annotation_project"),
             "template": data.get("template"),
             "order_mode": data["order_mode"],
+            "pairwise_family": data.get("pairwise_family") or None,
             "options": options,
             "name": data.get("name") or "",
         }

@@ -114,6 +114,7 @@ class JudgeRunSerializer(serializers.ModelSerializer):
             "dataset",
             "annotation_project",
             "order_mode",
+            "pairwise_family",
         ]
         read_only_fields = fields
 
@@ -147,6 +148,12 @@ class JudgeRunInputSerializer(serializers.Serializer):
         required=False, help_text="A template id; default: latest default one."
     )
     order_mode = serializers.ChoiceField(choices=JudgeRun.OrderMode.choices, default="both")
+    pairwise_family = serializers.ChoiceField(
+        choices=JudgeRun.PairwiseFamily.choices,
+        required=False,
+        help_text="Pairwise judges: no_tie (Response 1 / Response 2) or with_tie (A / B / tie). "
+        "Default: the template's family, or no_tie.",
+    )
     name = serializers.CharField(max_length=200, allow_blank=True, default="")
     options = serializers.DictField(default=dict)
 

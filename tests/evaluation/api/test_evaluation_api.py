@@ -8,6 +8,7 @@ import io
 import pytest
 
 from evaluation.models import ModelEndpoint
+from tests.evaluation.inference.openai_stub_server import Reply, completion_body
 from tests.evaluation.services.builders import (
     fair_judge,
     make_endpoint,
@@ -134,3 +135,33 @@ def test_the_openapi_schema_lists_the_run_operations(api_client_for):
     schema = api_client_for("researcher").get("/api/schema/").content.decode()
     assert "/api/v1/evaluation/judge-runs/start" in schema
     assert "/api/v1/evaluation/benchmark-runs/{run_id}/results.csv" in schema
+
+
+def test_a_judge_run_started_through_the_api_chooses_the_tie_family(
+    api_client_for, server, django_capture_on_commit_callbacks
+):
+    server.responder = lambda body: Reply(body=completion_body('{"explanation": "sama", "score": "tie"}'))
+    api = api_client_for("researcher")
+    dataset = make_pair_dataset(n_prompts=1)
+    make_endpoint(server, "judge")
+    bad = api.post(
+        "/api/v1/evaluation/judge-runs/start",
+        {"judge_kind": "pairwise", "endpoint": "judge", "dataset": dataset.pk, "pairwise_family": "maybe"},
+        format="json",
+    )
+    assert bad.status_code == 400 and "pairwise_family" in bad.json()
+    with django_capture_on_commit_callbacks(execute=True):
+        started = api.post(
+            "/api/v1/evaluation/judge-runs/start",
+            {
+                "judge_kind": "pairwise",
+                "endpoint": "judge",
+                "dataset": dataset.pk,
+                "pairwise_family": "with_tie",
+            },
+            format="json",
+        )
+    assert started.status_code == 201, started.json()
+    assert started.json()["pairwise_family"] == "with_tie"
+    detail = api.get(f"/api/v1/evaluation/judge-runs/{started.json()['id']}").json()
+    assert detail["summary"]["verdicts"]["tie"] == 1 and detail["summary"]["n_parse_errors"] == 0

@@ -293,3 +293,25 @@ def test_only_project_managers_and_researchers_reach_the_forms(client, role_clie
     post = _run_post("generation", dataset=make_prompt_dataset().pk, endpoints=[endpoint.pk], n_per_prompt=1)
     assert annotator.post("/evaluation/runs/new/", post).status_code == 403
     assert ModelEndpoint.objects.count() == 1 and not GenerationRun.objects.exists()
+
+
+def test_the_run_form_starts_a_with_tie_judge(role_client, server, django_capture_on_commit_callbacks):
+    server.responder = fair_judge
+    client = role_client("researcher")
+    page = client.get("/evaluation/runs/new/").content.decode()
+    assert 'name="judge-pairwise_family"' in page and 'value="with_tie"' in page
+    post = _run_post(
+        "judge",
+        judge_kind="pairwise",
+        endpoint=make_endpoint(server, "judge").pk,
+        dataset=make_pair_dataset(n_prompts=1).pk,
+        order_mode="both",
+        pairwise_family="with_tie",
+        language="en",
+        on_one_error="use_other",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/evaluation/runs/new/", post)
+    run = JudgeRun.objects.get()
+    assert (run.pairwise_family, run.template.name) == ("with_tie", "with_tie")
+    assert all('"score": "A", "B" or "tie"}' in last_user(r.body) for r in server.requests)
