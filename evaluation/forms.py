@@ -383,3 +383,23 @@ RUN_FORMS: dict[str, type[_RunForm]] = {
     "judge": JudgeRunForm,
     "benchmark": BenchmarkRunForm,
 }
+
+
+class CategoryAspectsForm(forms.Form):
+    """The priority aspects of one category, one aspect a line, in English and Indonesian."""
+
+    aspects_en = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}),
+        label=_("Aspects in English"),
+        help_text=_("One aspect a line, the most important first."),
+    )
+    aspects_id = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}),
+        label=_("Aspects in Indonesian"),
+        help_text=_("One aspect a line, the most important first."),
+    )
+
+    def aspects(self, language: str) -> list[str]:
+        return [
+            line.strip() for line in self.cleaned_data[f"aspects_{language}"].splitlines() if line.strip()
+        ]

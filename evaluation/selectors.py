@@ -13,7 +13,15 @@ from django.db.models import QuerySet
 from annotation.models import Task
 from datasets_app.models import Prompt, Response
 from evaluation.domain.benchmark_metrics import accuracy_by, chrf_pp_corpus, mean_score_by
-from evaluation.domain.judge_templates import PAIRWISE
+from evaluation.domain.judge_templates import (
+    ASPECT_CATEGORIES,
+    LANGUAGES,
+    PAIRWISE,
+    SEABENCH_CATEGORIES,
+    aspects_for,
+    category_label,
+    normalise_category,
+)
 from evaluation.models import (
     BenchmarkResult,
     BenchmarkRun,
@@ -151,8 +159,28 @@ def aspect_overrides() -> dict[str, dict[str, list[str]]]:
     """Per-category aspects edited in the application, in the shape ``aspects_for`` takes."""
     overrides: dict[str, dict[str, list[str]]] = {}
     for row in CategoryAspects.objects.values("category", "language", "aspects"):
-        overrides.setdefault(row["category"], {})[row["language"]] = list(row["aspects"])
+        overrides.setdefault(normalise_category(row["category"]), {})[row["language"]] = list(row["aspects"])
     return overrides
+
+
+def aspect_table() -> list[dict[str, Any]]:
+    """Every category's priority aspects as single-answer judges will use them: the shipped categories
+    (IndoPref's, SeaBench's ten, the general set) and any other category given aspects here, with whether
+    each language's list was edited."""
+    overrides = aspect_overrides()
+    categories = list(ASPECT_CATEGORIES) + sorted(set(overrides) - set(ASPECT_CATEGORIES))
+    rows = []
+    for category in categories:
+        row: dict[str, Any] = {
+            "category": category,
+            "seabench": category in SEABENCH_CATEGORIES,
+            "label": {language: category_label(category, language) for language in LANGUAGES},
+        }
+        for language in LANGUAGES:
+            row[language] = list(aspects_for(category, language, overrides))
+            row[f"edited_{language}"] = language in overrides.get(category, {})
+        rows.append(row)
+    return rows
 
 
 def judge_template_latest(*, kind: str, language: str, name: str = "default") -> JudgeTemplate | None:

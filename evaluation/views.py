@@ -13,7 +13,8 @@ from django.views.decorators.http import require_POST
 from accounts.permissions import role_required
 from accounts.roles import DATA_ROLES
 from evaluation import selectors, services
-from evaluation.forms import RUN_FORMS, EndpointForm, add_service_errors
+from evaluation.domain.judge_templates import LANGUAGES, normalise_category
+from evaluation.forms import RUN_FORMS, CategoryAspectsForm, EndpointForm, add_service_errors
 from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun, ModelEndpoint
 
 RUN_MODELS = {"generation": GenerationRun, "judge": JudgeRun, "benchmark": BenchmarkRun}
@@ -140,3 +141,41 @@ def run_cancel(request, kind: str, run_id: int):
     if request.htmx:
         return render(request, "evaluation/run.html#progress", {"run": run, "kind": kind, "errors": []})
     return redirect("evaluation:run", kind=kind, run_id=run.pk)
+
+
+@role_required(*DATA_ROLES)
+def aspect_list(request: HttpRequest) -> HttpResponse:
+    """Every category's priority aspects for single-answer judges, shipped or edited."""
+    go_to = request.GET.get("category", "").strip()
+    if go_to:
+        return redirect("evaluation:aspect-edit", category=normalise_category(go_to).replace("/", "_"))
+    return render(request, "evaluation/aspects.html", {"rows": selectors.aspect_table()})
+
+
+@role_required(*DATA_ROLES)
+def aspect_edit(request: HttpRequest, category: str) -> HttpResponse:
+    """Edit (or reset to the shipped ones) the aspects of one category, in both languages at once."""
+    key = normalise_category(category)
+    if key != category:
+        return redirect("evaluation:aspect-edit", category=key)
+    row = next((r for r in selectors.aspect_table() if r["category"] == key), None)
+    if request.method == "POST" and request.POST.get("reset"):
+        services.category_aspects_reset(category=key)
+        messages.success(request, _("The shipped aspects of %(category)s apply again.") % {"category": key})
+        return redirect("evaluation:aspects")
+    initial = {}
+    if row is not None:
+        initial = {f"aspects_{language}": "\n".join(row[language]) for language in LANGUAGES}
+    form = CategoryAspectsForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.category_aspects_update(
+                category=key, aspects={language: form.aspects(language) for language in LANGUAGES}
+            )
+        except services.RunConfigError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, _("Aspects of %(category)s saved.") % {"category": key})
+            return redirect("evaluation:aspects")
+    context = {"form": form, "category": key, "row": row}
+    return render(request, "evaluation/aspect_form.html", context)

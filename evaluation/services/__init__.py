@@ -9,7 +9,9 @@ from evaluation.services.endpoints import (
 )
 from evaluation.services.generation import generation_chunk_process, generation_run_start
 from evaluation.services.judging import (
+    category_aspects_reset,
     category_aspects_set,
+    category_aspects_update,
     judge_chunk_process,
     judge_run_start,
     judge_template_update,
@@ -21,7 +23,9 @@ __all__ = [
     "backend_cache_clear",
     "benchmark_chunk_process",
     "benchmark_run_start",
+    "category_aspects_reset",
     "category_aspects_set",
+    "category_aspects_update",
     "endpoint_backend",
     "endpoint_create",
     "endpoint_update",

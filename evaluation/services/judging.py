@@ -9,7 +9,7 @@ and never becomes a score. Only a request that failed after the backend's retrie
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -34,6 +34,7 @@ from evaluation.domain.judge_templates import (
     TemplateError,
     aspects_for,
     default_template,
+    normalise_category,
     pairwise_family_of,
     render_factual,
     render_pairwise,
@@ -123,15 +124,50 @@ def judge_template_update(*, template: JudgeTemplate, system: str, user: str, ed
     )
 
 
+MAX_ASPECTS = 12
+MAX_ASPECT_CHARS = 300
+
+
 @transaction.atomic
 def category_aspects_set(*, category: str, language: str, aspects: Sequence[str]) -> CategoryAspects:
+    """Replace the priority aspects of ``category`` in ``language`` (most important first) for every
+    single-answer judge run that starts afterwards; the category name is normalised
+    (``"Creative Writing"`` = ``creative_writing``)."""
+    key = normalise_category(category) if isinstance(category, str) else ""
+    if not key or len(key) > 100:
+        raise RunConfigError("category: give a name of 1 to 100 characters")
+    if language not in JudgeTemplate.Language.values:
+        raise RunConfigError(f"language must be one of {', '.join(JudgeTemplate.Language.values)}")
     cleaned = [a.strip() for a in aspects if isinstance(a, str) and a.strip()]
     if not cleaned:
-        raise RunConfigError("give at least one aspect")
+        raise RunConfigError(f"{key} ({language}): give at least one aspect")
+    if len(cleaned) > MAX_ASPECTS:
+        raise RunConfigError(f"{key} ({language}): at most {MAX_ASPECTS} aspects, got {len(cleaned)}")
+    too_long = next((n for n, a in enumerate(cleaned, start=1) if len(a) > MAX_ASPECT_CHARS), None)
+    if too_long is not None:
+        raise RunConfigError(
+            f"{key} ({language}): aspect {too_long} is longer than {MAX_ASPECT_CHARS} characters"
+        )
     row, _ = CategoryAspects.objects.update_or_create(
-        category=category, language=language, defaults={"aspects": cleaned}
+        category=key, language=language, defaults={"aspects": cleaned}
     )
     return row
+
+
+@transaction.atomic
+def category_aspects_update(*, category: str, aspects: Mapping[str, Sequence[str]]) -> list[CategoryAspects]:
+    """Set the aspects of ``category`` in several languages at once: all of them, or none on bad input."""
+    return [
+        category_aspects_set(category=category, language=language, aspects=given)
+        for language, given in aspects.items()
+    ]
+
+
+@transaction.atomic
+def category_aspects_reset(*, category: str) -> int:
+    """Drop the edited aspects of ``category`` (both languages): the shipped ones apply again."""
+    deleted, _ = CategoryAspects.objects.filter(category=normalise_category(category)).delete()
+    return deleted
 
 
 def judge_template_default(*, kind: str, language: str, name: str = "default") -> JudgeTemplate:

@@ -125,7 +125,7 @@ def test_single_grade_second_turn_has_context_reference_and_aspects():
     )
     content = user["content"]
     assert "Category: Math\n" in content
-    assert "1. A correct final answer\n2. Correct working at every step\n" in content
+    assert "1. Accuracy of the final answer\n2. Accuracy of every step of the working\n" in content
     assert "[Earlier conversation]\nUser: What is 2+2?\nAssistant: 4\n" in content
     assert "[User message]\nAnd times 3?\n" in content
     assert "[Reference answer]\n12\n" in content
@@ -235,3 +235,28 @@ def test_json_schemas():
     assert json_schema_for(FACTUAL)["properties"]["score"] == {"type": "integer", "enum": [1, 2, 3, 4, 5]}
     with pytest.raises(TemplateError):
         json_schema_for("likert")
+
+
+def test_seabench_categories_have_their_own_priority_aspects():
+    from evaluation.domain.judge_templates import ASPECT_CATEGORIES, GENERAL_CATEGORY, SEABENCH_CATEGORIES
+
+    assert len(SEABENCH_CATEGORIES) == 10 and set(SEABENCH_CATEGORIES) <= set(ASPECT_CATEGORIES)
+    general = DEFAULT_CATEGORY_ASPECTS[GENERAL_CATEGORY]["en"]
+    for category in SEABENCH_CATEGORIES:
+        english, indonesian = aspects_for(category, "en"), aspects_for(category, "id")
+        assert english != general and len(english) == len(indonesian) >= 3, category
+    # The paper's mapping: roleplay -> lifelikeness of the role; extraction -> faithfulness for translation;
+    # safety -> caution, sensitivity in the country of the language; math -> accuracy and explanation.
+    assert aspects_for("Roleplay", "en")[0].startswith("Lifelikeness")
+    assert "Faithfulness to the meaning of the source text" in aspects_for("extraction", "en")[2]
+    assert "country where the language is spoken" in aspects_for("safety", "en")[1]
+    assert aspects_for("math", "id") == (
+        "Ketepatan jawaban akhir",
+        "Ketepatan setiap langkah pengerjaan",
+        "Mutu penjelasan: langkah-langkah yang jelas dan mudah diikuti",
+    )
+    assert aspects_for("STEM", "id") == (
+        "Relevansi dengan pertanyaan",
+        "Kesesuaian jawaban",
+        "Kekayaan informasi",
+    )
