@@ -56,7 +56,9 @@ def main() -> None:
     call_command("demo", "--no-model", "--prompts", str(args.prompts), stdout=io.StringIO())
     project = Project.objects.get(name=PAIRWISE_PROJECT)
     report: dict = {"prompts": args.prompts, "tasks": project.tasks.count(), "families": {}}
-    with LlamaCppServer(locate_gguf(SMOLLM2_135M), alias="smollm2", n_ctx=2048, n_threads=args.threads) as server:
+    with LlamaCppServer(
+        locate_gguf(SMOLLM2_135M), alias="smollm2", n_ctx=2048, n_threads=args.threads
+    ) as server:
         ModelEndpoint.objects.create(
             slug="smollm2",
             backend=ModelEndpoint.Backend.OPENAI,

@@ -84,6 +84,7 @@ def test_schema_constrained_pairwise_judge_run_on_a_real_model(
     assert verdict.consistency in ("consistent", "biased_first", "biased_second", "error")
 
 
+@pytest.mark.timeout(600)  # a few seconds on an idle 2-core machine; minutes on a busy one
 def test_both_pairwise_families_on_a_demo_shaped_project_with_a_real_model(
     llamacpp_server, llamacpp_model_id, django_capture_on_commit_callbacks
 ):
@@ -110,7 +111,7 @@ def test_both_pairwise_families_on_a_demo_shaped_project_with_a_real_model(
             base_url=proxy.base_url,
             model_id=llamacpp_model_id,
             max_concurrency=1,
-            backend_options={"structured_output": "json_object", "timeout_s": 120, "max_attempts": 2},
+            backend_options={"structured_output": "json_object", "timeout_s": 280, "max_attempts": 2},
         )
         runs = {}
         try:
@@ -125,7 +126,10 @@ def test_both_pairwise_families_on_a_demo_shaped_project_with_a_real_model(
                     )
         finally:
             backend_cache_clear()
-    prompts = [next(m["content"] for m in b["messages"] if m["role"] == "user") for b in proxy.bodies]
+    # A request retried after a timeout is sent again unchanged: count distinct prompts.
+    prompts = list(
+        dict.fromkeys(next(m["content"] for m in b["messages"] if m["role"] == "user") for b in proxy.bodies)
+    )
     assert len(prompts) == 4
     # The turn-2 task showed the judge turn 1 of the user and of both assistants, in both families.
     assert all("Apa ibu kota provinsinya?" in p for p in prompts)
