@@ -117,3 +117,34 @@ def test_a_file_of_unknown_type_is_refused_at_upload(role_client, tmp_path, sett
 def test_annotators_cannot_upload(role_client, tmp_path):
     client = role_client("annotator")
     assert upload(client, tmp_path, alpaca_rows(1)).status_code == 403
+
+
+def test_hub_form_queues_a_hub_import_with_a_saved_mapping(
+    role_client, tmp_path, settings, django_capture_on_commit_callbacks
+):
+    from datasets_app.domain.column_mapping import mapping_from_dict
+    from datasets_app.services import import_mapping_save
+    from tests.datasets_app.alpaca import MAPPING
+    from tests.datasets_app.services.test_mapped_import import write_hub_stand_in
+
+    write_hub_stand_in(tmp_path / "hub")
+    settings.IMPORT_HUB_LOCAL_ROOT = str(tmp_path / "hub")
+    import_mapping_save(name="alpaca-eval", mapping=mapping_from_dict(MAPPING))
+    client = role_client("researcher")
+    assert "alpaca-eval" in client.get(reverse("datasets:list")).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("datasets:import_hub"),
+            {
+                "dataset": "timbang-lab/pairs-regional",
+                "config": "jav",
+                "split": "train",
+                "name": "jav-hub",
+                "mapping_name": "alpaca-eval",
+            },
+        )
+    record = DatasetImport.objects.get()
+    assert response["Location"] == reverse("datasets:import_detail", args=[record.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert "3 prompts, 6 responses" in page and "timbang-lab/pairs-regional" in page
+    assert record.mapping == MAPPING | {"keep_other_columns": True}
