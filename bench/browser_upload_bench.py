@@ -12,7 +12,7 @@ memory is sampled every 20 ms.
 Prints one JSON object: the file's size; ``upload_s`` (the upload request), ``to_finished_s`` (from the
 start of the upload to the import's end, as the page would see it), ``import_s`` (the worker's run);
 the web worker's RSS before the upload and its peak while uploading; the Celery worker's peak RSS
-(VmHWM); the import's counts. Everything started is stopped at the end.
+(VmHWM); the import's counts; how often the polls saw the import's progress, and the last they saw. Everything started is stopped at the end.
 """
 
 from __future__ import annotations
@@ -187,10 +187,13 @@ def main() -> None:
         sampler.stop.set()
         import_id = int(queued.headers["Location"].rstrip("/").split("/")[-1])
         record: dict = {}
+        progress_seen: list[dict] = []
         while time.perf_counter() - started < args.timeout:
             record = session.get(f"{base}/api/v1/datasets/imports/{import_id}").json()
             if record["status"] not in ("queued", "running"):
                 break
+            if record.get("progress"):
+                progress_seen.append(record["progress"])
             time.sleep(0.5)
         to_finished = time.perf_counter() - started
         worker_pid = worker.pid
@@ -213,6 +216,9 @@ def main() -> None:
             "web_rss_before_upload_mb": round(rss_before / 1024, 1),
             "web_rss_peak_during_upload_mb": round(max(sampler.peak, rss_before) / 1024, 1),
             "worker_peak_rss_mb": round(status_kb(worker_pid, "VmHWM") / 1024, 1),
+            # How the page saw the import advance: the number of polls that showed progress, and the last.
+            "progress_polls": len(progress_seen),
+            "last_progress": progress_seen[-1] if progress_seen else None,
         }
         print(json.dumps(report))
     finally:
