@@ -75,8 +75,8 @@ def test_background_import_keeps_its_mapping_and_reports_progress(
     tmp_path, settings, django_capture_on_commit_callbacks
 ):
     settings.IMPORT_HUB_LOCAL_ROOT = ""
-    path = write_alpaca_csv(tmp_path / "big.csv", alpaca_rows(2500))
-    assert count_records(path, "csv") == 2500
+    path = write_alpaca_csv(tmp_path / "big.csv", alpaca_rows(1500))
+    assert count_records(path, "csv") == 1500
     with django_capture_on_commit_callbacks(execute=True):
         record = dataset_import_queue(
             upload_path=path,
@@ -89,9 +89,9 @@ def test_background_import_keeps_its_mapping_and_reports_progress(
         )
     record.refresh_from_db()
     assert record.status == "succeeded", record.errors
-    assert record.counts == {"prompts": 2500, "responses": 5000}
+    assert record.counts == {"prompts": 1500, "responses": 3000}
     assert record.mapping == mapping_from_dict(MAPPING).as_dict()
-    assert import_progress_get(import_id=record.pk) == {"done": 2000, "total": 2500}
+    assert import_progress_get(import_id=record.pk) == {"done": 1000, "total": 1500}
     assert not path.exists()
 
 
