@@ -1,6 +1,14 @@
 from django.contrib import admin
 
-from datasets_app.models import Dataset, DatasetImport, Prompt, Question, Response, TranslationUnit
+from datasets_app.models import (
+    Dataset,
+    DatasetImport,
+    ImportMapping,
+    Prompt,
+    Question,
+    Response,
+    TranslationUnit,
+)
 
 
 @admin.register(Dataset)
@@ -43,3 +51,9 @@ class QuestionAdmin(admin.ModelAdmin):
 class DatasetImportAdmin(admin.ModelAdmin):
     list_display = ["id", "name", "file_format", "status", "created_by", "created_at", "finished_at"]
     list_filter = ["status"]
+
+
+@admin.register(ImportMapping)
+class ImportMappingAdmin(admin.ModelAdmin):
+    list_display = ["name", "created_by", "updated_at"]
+    search_fields = ["name"]

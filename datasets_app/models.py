@@ -185,6 +185,10 @@ class DatasetImport(models.Model):
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=20, blank=True, help_text="Empty: detected from the first record.")
     file_format = models.CharField(max_length=10)
+    # The column mapping the file was read with (datasets_app.domain.column_mapping), empty for none.
+    mapping = models.JSONField(default=dict, blank=True)
+    # A Hugging Face Hub dataset read by the worker instead of an upload: {dataset, config, split, revision}.
+    hub = models.JSONField(default=dict, blank=True)
     replace = models.BooleanField(default=False)
     upload_path = models.CharField(max_length=500)
     original_filename = models.CharField(max_length=300, blank=True)
@@ -209,3 +213,19 @@ class DatasetImport(models.Model):
 
     def __str__(self) -> str:
         return f"import {self.pk} ({self.name}, {self.status})"
+
+
+class ImportMapping(models.Model):
+    """A column mapping saved under a name, to read the next file of the same shape the same way."""
+
+    name = models.CharField(max_length=100, unique=True)
+    mapping = models.JSONField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

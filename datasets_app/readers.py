@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,9 +165,8 @@ def _read_csv(path: Path, name: str) -> Iterator[tuple[Location, dict[str, Any] 
 
 
 def _read_hf(path: Path, name: str) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
-    # Local folders only: never reach a hub while importing.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    # A local folder: the library reads it without reaching the Hub. (The process is not put offline: the
+    # same worker reads Hub datasets, read_hub.)
     import datasets
 
     def unreadable(exc: Exception, where: str = "") -> UnreadableFile:
@@ -194,5 +192,80 @@ def _read_hf(path: Path, name: str) -> Iterator[tuple[Location, dict[str, Any] |
                 break
             except Exception as exc:  # a damaged data file shows only once its rows are read
                 raise unreadable(exc, f"{split_name} row {i + 1}: ") from None
+            i += 1
+            yield Location(i, split_name), dict(row)
+
+
+@dataclass(frozen=True)
+class HubSource:
+    """A dataset on the Hugging Face Hub: its id, and optionally its config, split and revision."""
+
+    dataset: str
+    config: str = ""
+    split: str = ""
+    revision: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "dataset": self.dataset,
+            "config": self.config,
+            "split": self.split,
+            "revision": self.revision,
+        }
+
+    def __str__(self) -> str:
+        parts = [self.dataset] + [
+            f"{k}={v}"
+            for k, v in (("config", self.config), ("split", self.split), ("revision", self.revision))
+            if v
+        ]
+        return " ".join(parts)
+
+
+def hub_path(dataset_id: str, *, local_root: str = "") -> str:
+    """What ``datasets.load_dataset`` is given for ``dataset_id``: the id itself (the Hub), or, when
+    ``local_root`` names a folder (an offline mirror: ``<root>/<owner>/<name>``), the mirrored folder."""
+    if not local_root:
+        return dataset_id
+    parts = [p for p in dataset_id.split("/") if p]
+    if not parts or any(p in (".", "..") for p in parts):
+        raise UnreadableFile(f"{dataset_id}: not a dataset id")
+    return str(Path(local_root, *parts))
+
+
+def read_hub(
+    source: HubSource, *, local_root: str = ""
+) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
+    """Stream the rows of a Hub dataset with ``datasets.load_dataset`` (every split unless one is named)."""
+    import datasets
+
+    shown = str(source)
+    try:
+        loaded = datasets.load_dataset(
+            hub_path(source.dataset, local_root=local_root),
+            name=source.config or None,
+            split=source.split or None,
+            revision=source.revision or None,
+            streaming=True,
+        )
+    except Exception as exc:  # the library raises many types: unknown id, config or split, no network
+        raise UnreadableFile(
+            f"{shown}: cannot be read from the Hugging Face Hub ({type(exc).__name__}: {exc})"
+        ) from None
+    splits = loaded.items() if hasattr(loaded, "items") else [(source.split or "train", loaded)]
+    return _rows(splits, shown)
+
+
+def _rows(splits, shown: str) -> Iterator[tuple[Location, dict[str, Any] | ReadProblem]]:
+    for split_name, split in splits:
+        rows = iter(split)
+        i = 0
+        while True:
+            try:
+                row = next(rows)
+            except StopIteration:
+                break
+            except Exception as exc:  # a damaged data file shows only once its rows are read
+                raise UnreadableFile(f"{shown}: {split_name} row {i + 1}: cannot be read ({exc})") from None
             i += 1
             yield Location(i, split_name), dict(row)

@@ -1,8 +1,14 @@
 """Reads of datasets_app."""
 
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
 from django.db.models import Count, QuerySet
 
-from datasets_app.models import Dataset, Prompt
+from datasets_app.models import Dataset, DatasetImport, Prompt
+from datasets_app.readers import ReadProblem, detect_format, read_records
 
 
 def dataset_list() -> QuerySet[Dataset]:
@@ -41,3 +47,32 @@ def dataset_facets(*, dataset: Dataset) -> dict[str, list[tuple[str, int]]]:
 
 def prompt_detail(*, dataset: Dataset, prompt_id: int) -> Prompt:
     return dataset.prompts.prefetch_related("responses").get(pk=prompt_id)
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    columns: list[str]
+    rows: list[list[Any]]
+    problems: list[str]
+
+
+def import_preview(*, path: Path, file_format: str, name: str, limit: int = 5) -> ImportPreview:
+    """The first ``limit`` records of a stored upload, as the file has them (before any mapping), and the
+    lines among them that cannot be read. Raises ``UnreadableFile`` when the file cannot be read at all."""
+    columns: list[str] = []
+    rows: list[dict[str, Any]] = []
+    problems: list[str] = []
+    records = read_records(path, file_format or detect_format(path, name=name), name=name)
+    for location, record in islice(records, limit):
+        if isinstance(record, ReadProblem):
+            problems.append(f"{location}: {record.field + ': ' if record.field else ''}{record.message}")
+            continue
+        for key in record:
+            if key not in columns:
+                columns.append(key)
+        rows.append(record)
+    return ImportPreview(columns, [[row.get(c) for c in columns] for row in rows], problems)
+
+
+def import_list(*, limit: int = 10) -> QuerySet[DatasetImport]:
+    return DatasetImport.objects.select_related("dataset").order_by("-created_at", "-id")[:limit]

@@ -5,15 +5,24 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import ProtectedError
 
+from datasets_app.domain.column_mapping import (
+    ColumnMapping,
+    MappingInvalid,
+    apply_mapping,
+    mapping_from_dict,
+    missing_columns,
+)
 from datasets_app.domain.import_records import (
     KINDS,
     CleanPrompt,
@@ -41,8 +50,24 @@ from datasets_app.jobs import (
     job_take,
     new_task_id,
 )
-from datasets_app.models import Dataset, DatasetImport, Prompt, Question, Response, TranslationUnit
-from datasets_app.readers import Location, ReadProblem, UnreadableFile, detect_format, read_records
+from datasets_app.models import (
+    Dataset,
+    DatasetImport,
+    ImportMapping,
+    Prompt,
+    Question,
+    Response,
+    TranslationUnit,
+)
+from datasets_app.readers import (
+    HubSource,
+    Location,
+    ReadProblem,
+    UnreadableFile,
+    detect_format,
+    read_hub,
+    read_records,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +122,8 @@ class ImportResult:
 
 def dataset_import(
     *,
-    path: Path,
+    path: Path | None = None,
+    hub: HubSource | None = None,
     name: str,
     file_format: str | None = None,
     kind: str | None = None,
@@ -107,6 +133,8 @@ def dataset_import(
     license: str = "",
     source: str = "",
     check: Callable[[], None] | None = None,
+    mapping: ColumnMapping | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> ImportResult:
     """Import a file into a new dataset in one transaction: on any problem nothing is written.
 
@@ -115,6 +143,10 @@ def dataset_import(
     whole transaction is rolled back at the end if there were any. Messages name the
     file as ``source`` (the name an uploaded file was sent under) when it is given. ``check`` is called
     before every batch is written; whatever it raises (a cancelled background import) rolls everything back.
+
+    ``hub`` reads a Hugging Face Hub dataset instead of ``path`` (``datasets.load_dataset``). ``mapping``
+    reads a file whose columns are not ours (``domain/column_mapping.py``); problems then name the file's
+    columns. ``progress`` is called with the number of records read so far, every batch.
     """
     name = (name or "").strip()
     if not name:
@@ -122,9 +154,17 @@ def dataset_import(
     if kind is not None and kind not in KINDS:
         raise ImportFailed([ImportProblem("", "kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")])
     try:
-        shown_name = Path(source).name if source else None
-        file_format = file_format or detect_format(path, name=shown_name)
-        records = read_records(path, file_format, name=shown_name)
+        if hub is not None:
+            records = read_hub(hub, local_root=settings.IMPORT_HUB_LOCAL_ROOT)
+            source = source or f"hf://datasets/{hub}"
+        elif path is None:
+            raise ImportFailed([ImportProblem("", "file", "is required")])
+        else:
+            shown_name = Path(source).name if source else None
+            file_format = file_format or detect_format(path, name=shown_name)
+            records = read_records(path, file_format, name=shown_name)
+        if mapping is not None and not mapping.is_empty:
+            records = _mapped(records, mapping, fixed_columns=hub is not None or file_format != "jsonl")
         with transaction.atomic():
             existing = Dataset.objects.filter(name=name).first()
             if existing is not None:
@@ -160,7 +200,7 @@ def dataset_import(
                 source=source or path.name,
                 created_by=user,
             )
-            writer = _Writer(dataset=dataset, kind=kind, check=check)
+            writer = _Writer(dataset=dataset, kind=kind, check=check, mapping=mapping, progress=progress)
             writer.consume(records)
             writer.finish()
             return ImportResult(dataset=dataset, kind=writer.kind or "prompts", counts=writer.counts)
@@ -168,11 +208,50 @@ def dataset_import(
         raise ImportFailed([ImportProblem("", "file", str(exc))]) from None
 
 
+def _mapped(
+    records: Iterable[tuple[Location, dict | ReadProblem]], mapping: ColumnMapping, *, fixed_columns: bool
+) -> Iterator[tuple[Location, dict | ReadProblem]]:
+    """The records in our format. A CSV or dataset has one set of columns: a column the mapping reads but
+    the file lacks is reported once, at the first record, and stops the import."""
+    first = True
+    for location, record in records:
+        if isinstance(record, ReadProblem):
+            yield location, record
+            continue
+        if first and fixed_columns:
+            absent = missing_columns(mapping, record)
+            if absent:
+                raise ImportFailed(
+                    [
+                        ImportProblem(
+                            str(location),
+                            "mapping",
+                            f"reads column(s) {', '.join(absent)} that the file does not have "
+                            f"(it has {', '.join(record)})",
+                        )
+                    ]
+                )
+        first = False
+        row = location.line if location.split in (None, "train") else f"{location.split}-{location.line}"
+        yield location, apply_mapping(mapping, record, row_number=row)
+
+
 class _Writer:
-    def __init__(self, *, dataset: Dataset, kind: str | None, check: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        *,
+        dataset: Dataset,
+        kind: str | None,
+        check: Callable[[], None] | None = None,
+        mapping: ColumnMapping | None = None,
+        progress: Callable[[int], None] | None = None,
+    ):
         self.dataset = dataset
         self.kind = kind
         self.check = check
+        self.mapping = mapping
+        self.progress = progress
+        self.n_read = 0
         self.errors: list[ImportProblem] = []
         self.n_errors = 0
         self.seen_ids: dict[str, str] = {}
@@ -182,10 +261,15 @@ class _Writer:
     def _error(self, location: Location | str, field_name: str, message: str) -> None:
         self.n_errors += 1
         if len(self.errors) < MAX_REPORTED_ERRORS:
+            if self.mapping is not None and field_name:
+                field_name = self.mapping.source_of(field_name)
             self.errors.append(ImportProblem(str(location), field_name, message))
 
     def consume(self, records: Iterable[tuple[Location, dict | ReadProblem]]) -> None:
         for location, record in records:
+            self.n_read += 1
+            if self.progress is not None and self.n_read % BATCH_SIZE == 0:
+                self.progress(self.n_read)
             if isinstance(record, ReadProblem):
                 self._error(location, record.field, record.message)
                 continue
@@ -408,22 +492,29 @@ IMPORT_JOB = JobKind(
 
 def dataset_import_queue(
     *,
-    upload_path: Path,
+    upload_path: Path | None = None,
+    hub: HubSource | None = None,
     name: str,
-    file_format: str,
+    file_format: str = "",
     kind: str | None,
     replace: bool,
     user,
     original_filename: str = "",
+    mapping: ColumnMapping | None = None,
 ) -> DatasetImport:
-    """Record an import and hand it to a worker once the row is committed."""
+    """Record an import (of an uploaded file, or of a Hub dataset the worker reads) with the mapping it is
+    read with, and hand it to a worker once the row is committed."""
+    if (upload_path is None) == (hub is None):
+        raise ValueError("give either upload_path or hub")
     record = DatasetImport.objects.create(
         name=name,
         kind=kind or "",
-        file_format=file_format,
+        file_format="hf" if hub is not None else file_format,
         replace=replace,
-        upload_path=str(upload_path),
+        upload_path=str(upload_path) if upload_path is not None else "",
         original_filename=original_filename,
+        mapping=mapping.as_dict() if mapping is not None and not mapping.is_empty else {},
+        hub=hub.as_dict() if hub is not None else {},
         created_by=user,
         task_id=new_task_id(),
     )
@@ -442,9 +533,20 @@ def dataset_import_run(*, record: DatasetImport, task_id: str | None = None) -> 
         record.refresh_from_db()
         return record
     record = taken.job
+    hub = HubSource(**record.hub) if record.hub else None
+    path = Path(record.upload_path) if hub is None else None
+    total = None if path is None else count_records(path, record.file_format)
+    import_progress_store(import_id=record.pk, done=0, total=total)
+
+    def progress(done: int) -> None:
+        import_progress_store(import_id=record.pk, done=done, total=total)
+
     try:
         result = dataset_import(
-            path=Path(record.upload_path),
+            path=path,
+            hub=hub,
+            mapping=mapping_from_dict(record.mapping) if record.mapping else None,
+            progress=progress,
             name=record.name,
             file_format=record.file_format,
             kind=record.kind or None,
@@ -486,3 +588,84 @@ def discard_upload(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)
+
+
+# -- progress and saved mappings -------------------------------------------------------------------------
+
+PROGRESS_TTL_SECONDS = 6 * 3600
+
+
+def _progress_key(import_id: int) -> str:
+    return f"datasets_app:import-progress:{import_id}"
+
+
+def import_progress_store(*, import_id: int, done: int, total: int | None) -> None:
+    """Where a running import stands. Kept in the cache, not on the row: the import is one long transaction,
+    and the row's own updates would show only once it ends."""
+    cache.set(_progress_key(import_id), {"done": done, "total": total}, PROGRESS_TTL_SECONDS)
+
+
+def import_progress_get(*, import_id: int) -> dict[str, int | None] | None:
+    return cache.get(_progress_key(import_id))
+
+
+def count_records(path: Path, file_format: str) -> int | None:
+    """The number of lines of a JSONL or CSV file (less the header), read in chunks; None for a folder."""
+    if file_format not in ("jsonl", "csv") or not path.is_file():
+        return None
+    lines = 0
+    last = b"\n"
+    with path.open("rb") as handle:
+        while chunk := handle.read(1024 * 1024):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    if last != b"\n":
+        lines += 1
+    return max(lines - (1 if file_format == "csv" else 0), 0)
+
+
+def import_mapping_save(*, name: str, mapping: ColumnMapping, user=None) -> ImportMapping:
+    """Save ``mapping`` under ``name`` (replacing the mapping saved under that name)."""
+    name = name.strip()
+    if not name:
+        raise ImportFailed([ImportProblem("", "save_mapping_as", "must not be empty")])
+    saved, _ = ImportMapping.objects.update_or_create(
+        name=name[:100], defaults={"mapping": mapping.as_dict(), "created_by": user}
+    )
+    return saved
+
+
+def import_mapping_resolve(
+    *, mapping: Any = None, mapping_name: str = "", from_import: int | None = None
+) -> ColumnMapping | None:
+    """The mapping to read a file with: given as plain data, saved under a name, or the one an earlier
+    import was read with. Raises ``ImportFailed`` naming what is wrong."""
+    given = [x for x in (mapping, mapping_name, from_import) if x not in (None, "", {})]
+    if len(given) > 1:
+        raise ImportFailed(
+            [ImportProblem("", "mapping", "give one of mapping, mapping_name or mapping_from_import")]
+        )
+    if mapping_name:
+        saved = ImportMapping.objects.filter(name=mapping_name).first()
+        if saved is None:
+            raise ImportFailed(
+                [ImportProblem("", "mapping_name", f"no saved mapping is named {mapping_name!r}")]
+            )
+        mapping = saved.mapping
+    elif from_import is not None:
+        earlier = DatasetImport.objects.filter(pk=from_import).first()
+        if earlier is None:
+            raise ImportFailed([ImportProblem("", "mapping_from_import", f"no import {from_import}")])
+        if not earlier.mapping:
+            raise ImportFailed(
+                [ImportProblem("", "mapping_from_import", f"import {from_import} was read without a mapping")]
+            )
+        mapping = earlier.mapping
+    if mapping in (None, "", {}):
+        return None
+    try:
+        return mapping_from_dict(mapping)
+    except MappingInvalid as exc:
+        raise ImportFailed(
+            [ImportProblem("", f"mapping.{f}" if f else "mapping", m) for f, m in exc.problems]
+        ) from None

@@ -319,3 +319,7 @@ CONTENT_SECURITY_POLICY = {
         "form-action": ["'self'"],
     }
 }
+
+# Hub imports read datasets with datasets.load_dataset. When this names a folder, a dataset id owner/name is
+# read from <folder>/owner/name instead (an offline mirror of the Hub datasets a closed network may use).
+IMPORT_HUB_LOCAL_ROOT = env.str("IMPORT_HUB_LOCAL_ROOT", default="")

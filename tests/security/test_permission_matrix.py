@@ -14,14 +14,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
+from django.core import signing
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
+from datasets_app.views import UPLOAD_SALT
 from tests.security.conftest import ROLES, World, connection_kept_open
 
 pytestmark = pytest.mark.django_db
@@ -64,6 +68,16 @@ def likert_answer(w: World) -> dict[str, Any]:
     return {"answer": {"ratings": {str(i + 1): {"relevance": 3, "fluency": 3} for i in range(n)}}}
 
 
+def pending_upload_token() -> str:
+    """A file uploaded on the Datasets page and waiting for its column mapping."""
+    folder = Path(settings.UPLOADS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "matrix-preview.csv"
+    path.write_text("instruction,output_1\nHalo?,Halo!\n", encoding="utf-8")
+    pending = {"path": str(path), "format": "csv", "filename": "p.csv", "name": "p", "replace": False}
+    return signing.dumps(pending, salt=UPLOAD_SALT)
+
+
 #                         anon  ann  peer  outsider  reviewer  pm  researcher  admin
 DATA = "L F F F F A A A"  # datasets, exports, runs, endpoints, analytics: project managers and researchers
 MANAGE = "L F F F F A F A"  # project management: project managers only
@@ -78,6 +92,10 @@ PAGES: dict[str, Row] = {
     # datasets and preference exports
     "datasets:list": Row("GET", DATA),
     "datasets:detail": Row("GET", DATA, lambda w: {"dataset_id": w.dataset.pk}),
+    "datasets:import_upload": Row("POST", DATA),
+    "datasets:import_hub": Row("POST", DATA),
+    "datasets:import_preview": Row("GET", DATA, lambda w: {"token": pending_upload_token()}),
+    "datasets:import_detail": Row("GET", DATA, lambda w: {"import_id": w.dataset_import.pk}),
     "datasets:prompt": Row(
         "GET", DATA, lambda w: {"dataset_id": w.dataset.pk, "prompt_id": w.dataset.prompts.first().pk}
     ),
@@ -148,6 +166,7 @@ API: dict[str, Row] = {
     # datasets, imports, exports
     "api-dataset-list": Row("GET", DATA_API),
     "api-dataset-import": Row("POST", DATA_API),
+    "api-import-mapping-list": Row("GET", DATA_API),
     "api-dataset-import-detail": Row("GET", DATA_API, lambda w: {"import_id": w.dataset_import.pk}),
     "api-dataset-import-cancel": Row("POST", DATA_API, lambda w: {"import_id": w.dataset_import.pk}),
     "api-export-cancel": Row("POST", DATA_API, lambda w: {"export_id": w.export.pk}),
