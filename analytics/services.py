@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -626,6 +626,19 @@ def judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshol
     if consistency:
         tables["position_consistency"] = _plain_rows(consistency)
     return _section(tables, tie_threshold=tie_threshold)
+
+
+def judges_for_responses(
+    *, project: Project, response_ids: Collection[int], tie_threshold: float = TIE_THRESHOLD
+) -> dict:
+    """The judges section over pairs of the given responses only (an export's prompts): each judge's
+    agreement with the human votes on those pairs, computed as the dashboard computes it."""
+    ids = set(int(i) for i in response_ids)
+    frame = selectors.annotation_frame(project=project)
+    frame = frame.loc[frame["response"].isin(ids) | frame["response_a"].isin(ids)]
+    judgments = selectors.judgment_frame(project=project)
+    judgments = judgments.loc[judgments["response_a"].isin(ids)]
+    return judges_section(frame, judgments, tie_threshold=tie_threshold)
 
 
 def _plain_rows(rows: list[dict]) -> list[dict]:
