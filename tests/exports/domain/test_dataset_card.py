@@ -180,7 +180,9 @@ def test_render_yaml_round_trips(data):
 
 
 def small_card(**kwargs):
-    return CardInput(pretty_name="x", license="cc-by-4.0", languages=["ind"], split_rows={"train": 3}, **kwargs)
+    return CardInput(
+        pretty_name="x", license="cc-by-4.0", languages=["ind"], split_rows={"train": 3}, **kwargs
+    )
 
 
 def test_simulated_answers_are_declared_in_header_and_text():
