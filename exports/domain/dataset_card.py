@@ -304,6 +304,9 @@ def _load_section(card: CardInput) -> list[str]:
         f"dataset = load_dataset({json.dumps(folder, ensure_ascii=False)})",
         "```",
         "",
+        f"(`{folder}` is the folder this card was written in; for an unzipped download, name the folder you "
+        "unzipped it into.)",
+        "",
     ]
     if card.hub_repo_id:
         lines += [

@@ -22,6 +22,7 @@ FORM = {
     "min_agreement": "",
     "test_size": "0",
     "seed": "",
+    "provenance": "crowd",
     "license": "",
     "pretty_name": "",
     "push_to_hub": "",
@@ -92,6 +93,7 @@ def test_export_then_progress_then_download(
     assert response.status_code == 302
     assert response["Location"] == reverse("exports:export_detail", args=[record.pk])
     assert record.created_by == client.user
+    assert record.options["provenance"] == "crowd"  # stated on the form, written on the card
     page = client.get(response["Location"]).content.decode()
     assert "Succeeded" in page and reverse("exports:export_download", args=[record.pk]) in page
     fragment = client.get(response["Location"], HTTP_HX_REQUEST="true").content.decode()
