@@ -555,8 +555,31 @@ def _judge_row(name: str, kind: str, human: pd.DataFrame, verdicts: pd.DataFrame
     return row, categories
 
 
-def judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshold: float) -> dict:
-    """Leaderboard of judges against the human preferences, SeaBench- and IndoPref-style."""
+def judges_section(
+    frame: pd.DataFrame,
+    judgments: pd.DataFrame,
+    *,
+    tie_threshold: float,
+    unfinished: list[dict] | None = None,
+) -> dict:
+    """Leaderboard of judges against the human preferences, SeaBench- and IndoPref-style.
+
+    ``unfinished``: judge runs that have not succeeded (``analytics.selectors.judge_runs_unfinished``);
+    those whose results feed the leaderboard are listed under ``partial`` with their items done so far.
+    """
+    section = _judges_section(frame, judgments, tie_threshold=tie_threshold)
+    feeding = set(judgments["run"]) if len(judgments) else set()
+    partial = [
+        {"judge": f"{run['judge']} (run {run['run']})", "n_done": run["n_done"], "n_total": run["n_total"]}
+        for run in unfinished or []
+        if run["run"] in feeding
+    ]
+    if partial:
+        section["partial"] = partial
+    return section
+
+
+def _judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshold: float) -> dict:
     if judgments.empty:
         return _section(note=gettext_noop("No judge has run on this project's responses yet."))
     human = human_preferences(frame)
@@ -702,7 +725,10 @@ def compute_report(
             "judges",
             99,
             lambda: judges_section(
-                frame, selectors.judgment_frame(project=project), tie_threshold=tie_threshold
+                frame,
+                selectors.judgment_frame(project=project),
+                tie_threshold=tie_threshold,
+                unfinished=selectors.judge_runs_unfinished(project=project),
             ),
         ),
     ]
