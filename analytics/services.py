@@ -661,7 +661,8 @@ def judges_for_responses(
     frame = frame.loc[frame["response"].isin(ids) | frame["response_a"].isin(ids)]
     judgments = selectors.judgment_frame(project=project)
     judgments = judgments.loc[judgments["response_a"].isin(ids)]
-    return judges_section(frame, judgments, tie_threshold=tie_threshold)
+    unfinished = selectors.judge_runs_unfinished(project=project)
+    return judges_section(frame, judgments, tie_threshold=tie_threshold, unfinished=unfinished)
 
 
 def _plain_rows(rows: list[dict]) -> list[dict]:

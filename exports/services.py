@@ -701,6 +701,7 @@ def judge_figures(*, project: Project, response_ids) -> dict[str, dict[str, Any]
     section = analytics_services.judges_for_responses(project=project, response_ids=response_ids)
     tables = section.get("tables") or {}
     consistency = {row["judge"]: row for row in tables.get("position_consistency", [])}
+    partial = {row["judge"]: row for row in section.get("partial", [])}
     out: dict[str, dict[str, Any]] = {}
     for row in tables.get("leaderboard", []):
         if row["kind"] == "human":
@@ -709,6 +710,11 @@ def judge_figures(*, project: Project, response_ids) -> dict[str, dict[str, Any]
         flags = consistency.get(row["judge"])
         if flags is not None:
             figures.update({key: flags[key] for key in CONSISTENCY_KEYS})
+        if row["judge"] in partial:
+            # A run still working (or stopped) when the export ran: its figures cover part of its items.
+            figures["partial"] = (
+                f"partial: {partial[row['judge']]['n_done']} of {partial[row['judge']]['n_total']} items"
+            )
         out[row["judge"]] = figures
     return out
 
@@ -725,6 +731,7 @@ JUDGE_COLUMN_NAMES = {
     "biased_first": "biased to first",
     "biased_second": "biased to second",
     "error": "errors",
+    "partial": "unfinished run",
 }
 
 

@@ -173,3 +173,35 @@ def test_how_to_load_code_runs_as_printed(
     # 2 prompts, 0.5 -> one test prompt; 3 pairs each.
     assert done.stdout.strip().splitlines()[-1] == "[('test', 3), ('train', 3)]"
     assert "too small for a test share of 0.5" in card
+
+
+def test_an_unfinished_judge_run_is_marked_partial_on_the_card(
+    pairwise_project, tmp_path, settings, django_capture_on_commit_callbacks
+):
+    from evaluation.models import JudgeRun, JudgeTemplate, ModelEndpoint, PairVerdict
+
+    template = JudgeTemplate.objects.get_or_create(
+        kind="pairwise", language="en", version=99, defaults={"user": "x"}
+    )[0]
+    run = JudgeRun.objects.create(
+        judge_kind="pairwise",
+        endpoint=ModelEndpoint.objects.create(slug="juri-setengah", model_id="x"),
+        template=template,
+        annotation_project=pairwise_project,
+        status="running",
+        n_total=6,
+    )
+    task = Task.objects.filter(project=pairwise_project).order_by("pk").first()
+    PairVerdict.objects.create(
+        judge_run=run,
+        target_key=f"task:{task.pk}",
+        prompt=task.prompt,
+        response_a=task.response_a,
+        response_b=task.response_b,
+        annotation_task_id=task.pk,
+        verdict="A",
+        consistency="consistent",
+    )
+    record, _, card = export(pairwise_project, tmp_path, settings, django_capture_on_commit_callbacks)
+    assert record.counts["judges"][f"juri-setengah (run {run.pk})"]["partial"] == "partial: 1 of 6 items"
+    assert "| unfinished run |" in card and "partial: 1 of 6 items |" in card
