@@ -18,6 +18,7 @@ from huggingface_hub import DatasetCard
 from analytics.domain import judge_agreement as ja
 from annotation.models import Task
 from datasets_app.models import Response
+from demo.services import SIMULATED_LAST_NAME
 from evaluation.services import backend_cache_clear, judge_run_start
 from exports.services import ExportOptions, export_create
 from tests.evaluation.inference.openai_stub_server import Reply, StubOpenAIServer, completion_body
@@ -101,8 +102,9 @@ def test_card_judge_agreement_equals_judge_agreement_on_the_same_votes(
 def test_simulated_annotators_are_declared(
     pairwise_project, tmp_path, settings, django_capture_on_commit_callbacks
 ):
+    # Marked as the demo marks its simulated annotators (demo.services).
     for user in pairwise_project.annotators:
-        user.last_name = "(demo data)"
+        user.last_name = SIMULATED_LAST_NAME
         user.set_unusable_password()
         user.save()
     record, folder, card = export(
