@@ -193,7 +193,10 @@ def run_lists(limit: int = 50) -> dict[str, list[Any]]:
         "generation": list(
             GenerationRun.objects.select_related("dataset").prefetch_related("endpoints")[:limit]
         ),
-        "judge": list(JudgeRun.objects.select_related("endpoint", "template", "dataset")[:limit]),
+        "judge": [
+            run_live_progress(run)
+            for run in JudgeRun.objects.select_related("endpoint", "template", "dataset")[:limit]
+        ],
         "benchmark": list(BenchmarkRun.objects.select_related("endpoint", "dataset")[:limit]),
     }
 

@@ -41,17 +41,18 @@ def test_progress_counts_items_before_the_chunk_ends(server, role_client, django
         chunk_results_write(chunk=chunk, outcomes=outcomes)
         run.refresh_from_db()
         html = client.get(page, HTTP_HX_REQUEST="true").content.decode()
+        listing = client.get(reverse("evaluation:runs")).content.decode()
         chunk.refresh_from_db()
-        seen.append(
-            (selectors.judge_items_done(run=run), run.n_done, chunk.status, f"{len(seen) + 1} / 4" in html)
-        )
+        n = len(seen) + 1
+        shown = f"{n} / 4" in html and f"{n}/4" in listing
+        seen.append((selectors.judge_items_done(run=run), run.n_done, chunk.status, shown))
 
     JudgeRun.objects.filter(pk=run.pk).update(status="running")  # as the chunk task marks it
     run.refresh_from_db()
     outcomes = judge_compute(
         run=run, items=list(chunk.items), endpoint=chunk.endpoint, on_outcomes=after_batch
     )
-    # Item by item: the page shows 1 / 4, 2 / 4, ... while the chunk is still pending and the run row still
+    # Item by item: the run page and the run list show 1 / 4, 2 / 4, ... while the chunk is still pending and the run row still
     # says 0 done (the row's counts move when the chunk commits).
     assert seen == [(n, 0, "pending", True) for n in (1, 2, 3, 4)]
     assert chunk_commit(chunk=chunk, run=run, outcomes=outcomes, n_already_done=0)
