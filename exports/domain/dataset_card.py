@@ -335,7 +335,9 @@ def _split_section(card: CardInput) -> list[str]:
         "",
     ]
     if card.too_small_strata:
-        listed = ", ".join(f"{label} ({_value(n)} prompts)" for label, n in card.too_small_strata)
+        listed = ", ".join(
+            f"{label} ({_value(n)} prompt{'' if n == 1 else 's'})" for label, n in card.too_small_strata
+        )
         lines += [
             f"These category / language strata are too small for a test share of {share} and have no prompt "
             f"in test: {listed}.",

@@ -236,7 +236,7 @@ def test_split_section_names_the_strata_too_small_for_test():
     assert "## Splits" in body
     assert (
         "These category / language strata are too small for a test share of 0.1 and have no prompt in test: "
-        "Coding / ind (1 prompts), Law / sun (4 prompts)."
+        "Coding / ind (1 prompt), Law / sun (4 prompts)."
     ) in body
     _, plain = header_of(render_dataset_card(small_card()))
     assert "## Splits" not in plain
