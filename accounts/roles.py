@@ -8,6 +8,10 @@ PROJECT_MANAGER = "project_manager"
 RESEARCHER = "researcher"
 ALL_ROLES = (ANNOTATOR, REVIEWER, PROJECT_MANAGER, RESEARCHER)
 
+# A simulated annotator (the demo's stand-ins for people) carries this last name and cannot log in; exports
+# find them by it and declare their answers as simulated.
+SIMULATED_LAST_NAME = "(demo data)"
+
 # Who may look at datasets (model names included): never plain annotators.
 DATA_ROLES = (PROJECT_MANAGER, RESEARCHER)
 

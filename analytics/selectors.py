@@ -12,11 +12,13 @@ import hashlib
 from dataclasses import dataclass
 
 import pandas as pd
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from annotation.models import Annotation, Assignment, Project, Task
 from datasets_app.models import Response
-from evaluation.models import JudgeRun, Judgment, PairVerdict
+from evaluation.domain.judge_templates import PAIRWISE
+from evaluation.models import JudgeRun, Judgment, PairVerdict, RunStatus
 
 ANNOTATION_COLUMNS = [
     "annotation_id",
@@ -78,9 +80,13 @@ def data_version_info(*, project: Project) -> DataVersion:
         rounds=Sum("round"),
         last_submitted=Max("submitted_at"),
     )
-    # Pair verdicts are written in the same transaction as the judgments they combine.
-    judged = Judgment.objects.filter(judge_run__in=_judge_runs(project).values("pk")).aggregate(
-        n=Count("id"), last=Max("id")
+    # Pair verdicts are written in the same transaction as the judgments they combine; a run that ends
+    # changes the count of unfinished runs (its results stop being partial).
+    judged = _judge_runs(project).aggregate(
+        n=Count("judgments__id"),
+        last=Max("judgments__id"),
+        runs=Count("id", distinct=True),
+        unfinished=Count("id", filter=~Q(status=RunStatus.SUCCEEDED), distinct=True),
     )
     text = repr(sorted(work.items())) + repr(sorted(judged.items()))
     return DataVersion(hashlib.sha256(text.encode()).hexdigest()[:16], int(work["n_annotations"] or 0))
@@ -88,6 +94,40 @@ def data_version_info(*, project: Project) -> DataVersion:
 
 def data_version(*, project: Project) -> str:
     return data_version_info(project=project).key
+
+
+def judge_runs_unfinished(*, project: Project) -> list[dict]:
+    """The project's judge runs that have not succeeded (still working, failed or cancelled), with the
+    items whose results are written so far: one pair verdict per pairwise item, one judgment per graded
+    item. One query."""
+
+    def count(model, **filters) -> Coalesce:
+        rows = (
+            model.objects.filter(judge_run=OuterRef("pk"), **filters)
+            .order_by()
+            .values("judge_run")
+            .annotate(n=Count("id"))
+            .values("n")
+        )
+        return Coalesce(Subquery(rows), 0)
+
+    rows = (
+        _judge_runs(project)
+        .exclude(status=RunStatus.SUCCEEDED)
+        .annotate(n_pairs=count(PairVerdict), n_single=count(Judgment, order=Judgment.Order.SINGLE))
+        .order_by("pk")
+        .values("pk", "endpoint__slug", "judge_kind", "status", "n_total", "n_pairs", "n_single")
+    )
+    return [
+        {
+            "run": row["pk"],
+            "judge": row["endpoint__slug"],
+            "status": row["status"],
+            "n_total": row["n_total"],
+            "n_done": row["n_pairs"] if row["judge_kind"] == PAIRWISE else row["n_single"],
+        }
+        for row in rows
+    ]
 
 
 def annotation_frame(*, project: Project) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -555,8 +555,31 @@ def _judge_row(name: str, kind: str, human: pd.DataFrame, verdicts: pd.DataFrame
     return row, categories
 
 
-def judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshold: float) -> dict:
-    """Leaderboard of judges against the human preferences, SeaBench- and IndoPref-style."""
+def judges_section(
+    frame: pd.DataFrame,
+    judgments: pd.DataFrame,
+    *,
+    tie_threshold: float,
+    unfinished: list[dict] | None = None,
+) -> dict:
+    """Leaderboard of judges against the human preferences, SeaBench- and IndoPref-style.
+
+    ``unfinished``: judge runs that have not succeeded (``analytics.selectors.judge_runs_unfinished``);
+    those whose results feed the leaderboard are listed under ``partial`` with their items done so far.
+    """
+    section = _judges_section(frame, judgments, tie_threshold=tie_threshold)
+    feeding = set(judgments["run"]) if len(judgments) else set()
+    partial = [
+        {"judge": f"{run['judge']} (run {run['run']})", "n_done": run["n_done"], "n_total": run["n_total"]}
+        for run in unfinished or []
+        if run["run"] in feeding
+    ]
+    if partial:
+        section["partial"] = partial
+    return section
+
+
+def _judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshold: float) -> dict:
     if judgments.empty:
         return _section(note=gettext_noop("No judge has run on this project's responses yet."))
     human = human_preferences(frame)
@@ -628,6 +651,20 @@ def judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshol
     return _section(tables, tie_threshold=tie_threshold)
 
 
+def judges_for_responses(
+    *, project: Project, response_ids: Collection[int], tie_threshold: float = TIE_THRESHOLD
+) -> dict:
+    """The judges section over pairs of the given responses only (an export's prompts): each judge's
+    agreement with the human votes on those pairs, computed as the dashboard computes it."""
+    ids = set(int(i) for i in response_ids)
+    frame = selectors.annotation_frame(project=project)
+    frame = frame.loc[frame["response"].isin(ids) | frame["response_a"].isin(ids)]
+    judgments = selectors.judgment_frame(project=project)
+    judgments = judgments.loc[judgments["response_a"].isin(ids)]
+    unfinished = selectors.judge_runs_unfinished(project=project)
+    return judges_section(frame, judgments, tie_threshold=tie_threshold, unfinished=unfinished)
+
+
 def _plain_rows(rows: list[dict]) -> list[dict]:
     return [{k: _plain(v) for k, v in row.items()} for row in rows]
 
@@ -689,7 +726,10 @@ def compute_report(
             "judges",
             99,
             lambda: judges_section(
-                frame, selectors.judgment_frame(project=project), tie_threshold=tie_threshold
+                frame,
+                selectors.judgment_frame(project=project),
+                tie_threshold=tie_threshold,
+                unfinished=selectors.judge_runs_unfinished(project=project),
             ),
         ),
     ]

@@ -76,6 +76,11 @@ def panels(report: dict[str, Any], project_id: int, level: str) -> list[dict[str
                 "title": _(services.SECTIONS[name]),
                 "note": _(section["note"]) if section.get("note") else None,
                 "summary": [(k, _cell(v)) for k, v in summary.items()] if summary else [],
+                "partial": [
+                    _("%(judge)s: partial: %(done)s of %(total)s items")
+                    % {"judge": run["judge"], "done": run["n_done"], "total": run["n_total"]}
+                    for run in section.get("partial", [])
+                ],
                 "tables": tables,
                 "chart": name if name in CHARTS and section["tables"].get(CHARTS[name]) else None,
             }

@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         config = PairConfig(strategy="scores", weights={"relevance": 1.0, "fluency": 1.0})
         result = build_preference_pairs(items, responses, ratings=ratings, config=config)
         t1 = time.perf_counter()
-        splits = split_pairs(result.pairs, seed=args.seed, test_size=0.1)
+        splits, _ = split_pairs(result.pairs, seed=args.seed, test_size=0.1)
         card = render_dataset_card(
             CardInput(
                 pretty_name="Synthetic export benchmark",

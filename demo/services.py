@@ -74,7 +74,7 @@ DEMO_USERS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
 )
 SIMULATED_GROUP = "Simulasi (demo)"
 SIMULATED_FIRST_NAME = "Simulated annotator"
-SIMULATED_LAST_NAME = "(demo data)"
+SIMULATED_LAST_NAME = roles.SIMULATED_LAST_NAME
 
 RATING_PROJECT = "Demo: rating + best of five"
 PAIRWISE_PROJECT = "Demo: pairwise A/B"

@@ -265,7 +265,7 @@ class RunDetailApi(APIView):
     @extend_schema(responses={200: OpenApiResponse(description="The run, with progress counts.")})
     def get(self, request, kind: str, run_id: int):
         model, serializer = RUN_TYPES[kind]
-        run = get_object_or_404(model, pk=run_id)
+        run = selectors.run_live_progress(get_object_or_404(model, pk=run_id))
         data = serializer(run).data
         data["errors"] = selectors.run_chunk_errors(run=run)
         if kind == "judge":

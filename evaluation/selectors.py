@@ -221,7 +221,10 @@ def run_lists(limit: int = 50) -> dict[str, list[Any]]:
         "generation": list(
             GenerationRun.objects.select_related("dataset").prefetch_related("endpoints")[:limit]
         ),
-        "judge": list(JudgeRun.objects.select_related("endpoint", "template", "dataset")[:limit]),
+        "judge": [
+            run_live_progress(run)
+            for run in JudgeRun.objects.select_related("endpoint", "template", "dataset")[:limit]
+        ],
         "benchmark": list(BenchmarkRun.objects.select_related("endpoint", "dataset")[:limit]),
     }
 
@@ -237,6 +240,22 @@ def run_chunk_errors(*, run, limit: int = 20) -> list[dict[str, str]]:
         if len(errors) >= limit:
             break
     return errors[:limit]
+
+
+def judge_items_done(*, run: JudgeRun) -> int:
+    """Items of a judge run with their results written: one pair verdict per pairwise item, one judgment
+    per graded item. Counted from the result rows, which are written as items finish inside a chunk."""
+    if run.judge_kind == PAIRWISE:
+        return PairVerdict.objects.filter(judge_run=run).count()
+    return Judgment.objects.filter(judge_run=run).count()
+
+
+def run_live_progress(run):
+    """``run`` with its done count as of now: an active judge run counts its finished items (the counts on
+    the row move only when a whole chunk commits). One query for an active judge run, none otherwise."""
+    if isinstance(run, JudgeRun) and run.is_active:
+        run.n_done = max(run.n_done, judge_items_done(run=run))
+    return run
 
 
 def judgment_list(*, run: JudgeRun) -> QuerySet[Judgment]:

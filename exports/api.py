@@ -24,6 +24,7 @@ from accounts.roles import DATA_ROLES
 from annotation.models import Project
 from datasets_app.jobs import JobRefused
 from exports import selectors
+from exports.domain.dataset_card import PROVENANCES
 from exports.domain.preference_pairs import ORDERINGS, STRATEGIES
 from exports.models import Export
 from exports.services import (
@@ -60,6 +61,13 @@ class ExportInputSerializer(serializers.Serializer):
     turn = serializers.IntegerField(required=False, allow_null=True, min_value=0, help_text="0-based.")
     split = serializers.CharField(default="none", help_text='Test share, "test=0.1"; "none" for no split.')
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    provenance = serializers.ChoiceField(
+        choices=PROVENANCES,
+        default="",
+        allow_blank=True,
+        help_text="Who gave the answers, for the dataset card (default expert); simulated annotators are "
+        "detected and declared whatever is sent.",
+    )
     license = serializers.CharField(default="", allow_blank=True)
     pretty_name = serializers.CharField(default="", allow_blank=True)
     push_to_hub = serializers.CharField(default="", allow_blank=True, help_text="owner/name")
@@ -101,6 +109,7 @@ class ExportInputSerializer(serializers.Serializer):
             turn=data.get("turn"),
             test_size=data["split"],
             seed=data.get("seed"),
+            provenance=data["provenance"],
             license=data["license"],
             pretty_name=data["pretty_name"],
             max_ambiguous=data.get("max_ambiguous"),

@@ -25,10 +25,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from django.conf import settings
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.core.exceptions import EmptyResultSet
 from django.db import connections
 from django.db.models import Count, Q, QuerySet, Sum
 
+from accounts import roles
 from annotation.domain import rubrics as default_rubrics
 from annotation.domain.submission import ALL_BAD
 from annotation.models import RATING_KINDS, Annotation, Assignment, Project, Rubric, Task, TranslationRound
@@ -399,6 +401,27 @@ def votes_frame(project: Project, *, chunk_rows: int = CHUNK_ROWS) -> pd.DataFra
             {name: pd.Series(dtype=np.int64 if name != "vote" else object) for name in columns}
         )
     return pd.concat(parts, ignore_index=True)
+
+
+def annotator_counts(project: Project) -> tuple[int, int]:
+    """``(annotators, simulated annotators)`` among those whose counted answers an export reads.
+
+    A simulated annotator (see ``accounts.roles.SIMULATED_LAST_NAME``) has that last name and no usable
+    password (Django marks one with a leading ``!``).
+    """
+    answered = current_annotations(project).values("assignment_id")
+    counts = Assignment.objects.filter(project_id=project.pk, id__in=answered).aggregate(
+        n=Count("annotator_id", distinct=True),
+        simulated=Count(
+            "annotator_id",
+            distinct=True,
+            filter=Q(
+                annotator__last_name=roles.SIMULATED_LAST_NAME,
+                annotator__password__startswith=UNUSABLE_PASSWORD_PREFIX,
+            ),
+        ),
+    )
+    return int(counts["n"] or 0), int(counts["simulated"] or 0)
 
 
 def annotation_count(project: Project) -> int:

@@ -49,6 +49,7 @@ from datasets_app.jobs import (
 from exports import selectors
 from exports.domain.dataset_card import (
     CSV_CELLS_NOTE,
+    PROVENANCES,
     AlphaFigure,
     CardInput,
     counts_by,
@@ -63,9 +64,10 @@ from exports.domain.preference_pairs import (
     PreferenceResult,
     build_preference_pairs,
 )
-from exports.domain.splits import split_pairs
+from exports.domain.splits import SplitPlan, split_pairs
 from exports.models import Export
 from exports.writers import (
+    infer_schema,
     to_trl_messages,
     to_trl_strings,
     write_hf_folder,
@@ -143,6 +145,8 @@ class ExportOptions:
     zip: bool = True
     # Question sets: a question flagged ambiguous by more answers than this is left out.
     max_ambiguous: int | None = None
+    # Who gave the answers: expert, crowd or simulated (empty: expert, unless every answer is simulated).
+    provenance: str = ""
 
     @property
     def is_raw(self) -> bool:
@@ -271,10 +275,14 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
         errors["split"] = "the test share must lie in [0, 1)"
     if not 0 <= options.bootstrap_draws <= MAX_BOOTSTRAP_DRAWS:
         errors["bootstrap_draws"] = f"must lie between 0 and {MAX_BOOTSTRAP_DRAWS}"
+    provenance = options.provenance.strip().lower()
+    if provenance and provenance not in PROVENANCES:
+        errors["provenance"] = f"expected one of {', '.join(PROVENANCES)}"
     license = options.license.strip() or project.dataset.license.strip().lower() or DEFAULT_LICENSE
     resolved = replace(
         options,
         seed=seed,
+        provenance=_provenance(project, provenance),
         license=license,
         pretty_name=options.pretty_name.strip() or f"{project.name} (Timbang export)",
         categories=parse_list(options.categories),
@@ -321,6 +329,17 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
     if errors:
         raise ExportInvalid(errors)
     return resolved
+
+
+def _provenance(project: Project, stated: str) -> str:
+    """The stated provenance, or ``expert``; ``simulated`` whenever every annotator was simulated.
+
+    When only some annotators were simulated the card says how many, whatever was stated.
+    """
+    n_annotators, n_simulated = selectors.annotator_counts(project)
+    if n_simulated and n_simulated == n_annotators:
+        return "simulated"
+    return stated or "expert"
 
 
 def _corpus_options_resolve(*, project: Project, options: ExportOptions) -> ExportOptions:
@@ -425,10 +444,10 @@ def pairs_build(*, data: ProjectData, options: ExportOptions) -> PreferenceResul
     return result
 
 
-def _split(pairs: pd.DataFrame, options: ExportOptions) -> dict[str, pd.DataFrame]:
+def _split(pairs: pd.DataFrame, options: ExportOptions) -> tuple[dict[str, pd.DataFrame], SplitPlan | None]:
     if options.test_size > 0 and len(pairs):
         return split_pairs(pairs, seed=int(options.seed or 0), test_size=options.test_size)
-    return {"train": pairs} if len(pairs) else {}
+    return ({"train": pairs} if len(pairs) else {}), None
 
 
 # The dashboard names its two nominal measures by criterion; the card names them for a reader.
@@ -468,7 +487,7 @@ def export_preview(*, project: Project, options: ExportOptions) -> dict[str, Any
         return {"format": options.kind, "rows": selectors.annotation_count(project)}
     data = project_data_read(project=project, options=options)
     result = pairs_build(data=data, options=options)
-    splits = _split(result.pairs, options)
+    splits, plan = _split(result.pairs, options)
     return {
         "format": options.kind,
         "strategy": options.strategy,
@@ -476,7 +495,15 @@ def export_preview(*, project: Project, options: ExportOptions) -> dict[str, Any
         "split_rows": {name: len(frame) for name, frame in splits.items()},
         "categories": counts_by(splits, "category") if splits else {},
         "languages": counts_by(splits, "language") if splits else {},
+        "too_small_strata": _too_small(plan),
     }
+
+
+def _too_small(plan: SplitPlan | None) -> list[dict[str, Any]]:
+    """Strata (category, language) that got no test prompt."""
+    if plan is None:
+        return []
+    return [{"category": s.key[0], "language": s.key[1], "prompts": s.n_items} for s in plan.too_small]
 
 
 # --- the Export row ---------------------------------------------------------------------------------
@@ -647,7 +674,9 @@ def _export_write(export: Export) -> None:
     elif options.is_raw:
         counts = _write_raw(project=project, options=options, folder=folder, step=step)
     else:
-        counts = _write_pairs(project=project, options=options, folder=folder, step=step)
+        counts = _write_pairs(
+            project=project, options=options, folder=folder, step=step, hub_repo_id=export.hub_repo_id
+        )
     updates: dict[str, Any] = {"counts": counts, "folder_path": str(folder)}
     if options.zip:
         step(92, "zipping")
@@ -666,7 +695,56 @@ def _export_write(export: Export) -> None:
         Export.objects.filter(pk=export.pk).update(hub_revision=commit.oid, hub_url=commit.repo_url)
 
 
-def _write_pairs(*, project: Project, options: ExportOptions, folder: Path, step) -> dict[str, Any]:
+def judge_figures(*, project: Project, response_ids) -> dict[str, dict[str, Any]]:
+    """Per judge run: agreement with the human votes on the exported prompts (with and without ties, with
+    trial counts) and, for pairwise judges, position consistency; the agreement dashboard's numbers."""
+    section = analytics_services.judges_for_responses(project=project, response_ids=response_ids)
+    tables = section.get("tables") or {}
+    consistency = {row["judge"]: row for row in tables.get("position_consistency", [])}
+    partial = {row["judge"]: row for row in section.get("partial", [])}
+    out: dict[str, dict[str, Any]] = {}
+    for row in tables.get("leaderboard", []):
+        if row["kind"] == "human":
+            continue
+        figures = {key: row[key] for key in JUDGE_KEYS}
+        flags = consistency.get(row["judge"])
+        if flags is not None:
+            figures.update({key: flags[key] for key in CONSISTENCY_KEYS})
+        if row["judge"] in partial:
+            # A run still working (or stopped) when the export ran: its figures cover part of its items.
+            figures["partial"] = (
+                f"partial: {partial[row['judge']]['n_done']} of {partial[row['judge']]['n_total']} items"
+            )
+        out[row["judge"]] = figures
+    return out
+
+
+JUDGE_KEYS = ("with_ties", "n_with_ties", "without_ties", "n_without_ties")
+CONSISTENCY_KEYS = ("n", "consistent", "biased_first", "biased_second", "error")
+JUDGE_COLUMN_NAMES = {
+    "with_ties": "with ties",
+    "n_with_ties": "trials (with ties)",
+    "without_ties": "without ties",
+    "n_without_ties": "trials (without ties)",
+    "n": "pairs judged in both orders",
+    "consistent": "position consistent",
+    "biased_first": "biased to first",
+    "biased_second": "biased to second",
+    "error": "errors",
+    "partial": "unfinished run",
+}
+
+
+def _judge_card_rows(figures: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {
+        judge: {JUDGE_COLUMN_NAMES[key]: value for key, value in row.items()}
+        for judge, row in figures.items()
+    }
+
+
+def _write_pairs(
+    *, project: Project, options: ExportOptions, folder: Path, step, hub_repo_id: str = ""
+) -> dict[str, Any]:
     data = project_data_read(project=project, options=options, progress=step)
     step(45, "building pairs")
     result = pairs_build(data=data, options=options)
@@ -677,25 +755,57 @@ def _write_pairs(*, project: Project, options: ExportOptions, folder: Path, step
             f"{result.counts.ties_dropped} ties dropped); nothing was written"
         )
     step(60, "splitting")
-    splits = _split(result.pairs, options)
+    splits, plan = _split(result.pairs, options)
+    response_ids = data.responses.loc[
+        data.responses["item_id"].isin(result.pairs["item_id"].unique()), "response_id"
+    ].tolist()
     # The agreement computation reads the answers again (through analytics, the dashboard's numbers): the
     # export's own frames are let go first, so the two never stand in memory together.
     del data
     step(70, "computing agreement")
     alpha = project_alpha(project=project, draws=options.bootstrap_draws, seed=int(options.seed or 0))
-    card = render_dataset_card(_card_input(project, options, result, splits, alpha))
+    judges = judge_figures(project=project, response_ids=response_ids)
+    card_input = _card_input(project, options, result, splits, alpha)
     if options.kind == "trl-strings":
         splits = {name: to_trl_strings(frame, keep_columns=TRL_KEEP) for name, frame in splits.items()}
     elif options.kind == "trl-messages":
         splits = {name: to_trl_messages(frame, keep_columns=TRL_KEEP) for name, frame in splits.items()}
+    # The card's column table is the schema the parquet files are written with.
+    schema = infer_schema(next(iter(splits.values())))
+    n_annotators, n_simulated = selectors.annotator_counts(project)
+    # Simulated answers are always declared, whatever was stated when the export was created.
+    provenance = (
+        "simulated" if n_simulated and n_simulated == n_annotators else options.provenance or "expert"
+    )
+    card_input = replace(
+        card_input,
+        columns=[(f.name, str(f.type)) for f in schema],
+        provenance=provenance,
+        n_annotators=n_annotators,
+        n_simulated_annotators=n_simulated,
+        judge_agreement=_judge_card_rows(judges),
+        test_size=options.test_size,
+        too_small_strata=[
+            (f"{s.key[0] or '(none)'} / {s.key[1] or '(none)'}", s.n_items) for s in plan.too_small
+        ]
+        if plan
+        else [],
+        folder_name=folder.name,
+        hub_repo_id=hub_repo_id,
+    )
+    card = render_dataset_card(card_input)
     step(75, "writing parquet files")
-    rows = write_hf_folder(folder, splits, card, overwrite=True)
+    rows = write_hf_folder(folder, splits, card, schema=schema, overwrite=True)
     return {
         "format": options.kind,
         "strategy": options.strategy,
         "pairs": result.counts.as_dict(),
         "split_rows": rows,
         "alpha": _alpha_json(alpha),
+        "judges": judges,
+        "provenance": provenance,
+        "simulated_annotators": n_simulated,
+        "too_small_strata": _too_small(plan),
     }
 
 
@@ -761,8 +871,6 @@ def _card_input(
         category_counts=counts_by(splits, "category"),
         language_counts=counts_by(splits, "language"),
         alpha=dict(alpha) or None,
-        # No judge run is linked to an export yet: say so rather than leave the question open.
-        judge_agreement={"LLM judges": {"agreement with the human preference": None}},
     )
 
 

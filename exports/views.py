@@ -68,6 +68,16 @@ class ExportForm(forms.Form):
     registers = forms.MultipleChoiceField(label=_("Registers"), required=False)
     test_size = forms.FloatField(label=_("Test share"), min_value=0, max_value=0.9, initial=0.1)
     seed = forms.IntegerField(label=_("Seed"), min_value=0, required=False)
+    provenance = forms.ChoiceField(
+        label=_("Who gave the answers"),
+        choices=[
+            ("expert", _("Native speakers or experts")),
+            ("crowd", _("Crowd workers")),
+            ("simulated", _("Simulated (no person)")),
+        ],
+        initial="expert",
+        help_text=_("Written on the dataset card. Simulated annotators are found and declared in any case."),
+    )
     license = forms.CharField(label=_("License"), required=False, max_length=100)
     pretty_name = forms.CharField(label=_("Dataset name"), required=False, max_length=200)
     push_to_hub = forms.CharField(
@@ -85,7 +95,13 @@ class ExportForm(forms.Form):
     )
 
     # Fields that shape preference pairs: a corpus export has none of them.
-    PAIR_FIELDS = (*(n for n in PAIR_ONLY_DEFAULTS if n != "turn"), "ordering", "test_size", "seed")
+    PAIR_FIELDS = (
+        *(n for n in PAIR_ONLY_DEFAULTS if n != "turn"),
+        "ordering",
+        "test_size",
+        "seed",
+        "provenance",
+    )
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -144,6 +160,7 @@ class ExportForm(forms.Form):
             registers=data["registers"] or None,
             test_size=data["test_size"] or 0.0,
             seed=data["seed"],
+            provenance=data["provenance"],
             license=data["license"],
             pretty_name=data["pretty_name"],
         )

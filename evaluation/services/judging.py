@@ -9,7 +9,7 @@ and never becomes a score. Only a request that failed after the backend's retrie
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -60,6 +60,7 @@ from evaluation.services.runs import (
     RunConfigError,
     check_chunk_size,
     chunk_process,
+    chunk_results_write,
     chunks_create,
     run_launch,
 )
@@ -431,9 +432,14 @@ def _pair_verdict(
 
 
 def judge_compute(
-    *, run: JudgeRun, items: list[dict[str, Any]], endpoint: ModelEndpoint
+    *,
+    run: JudgeRun,
+    items: list[dict[str, Any]],
+    endpoint: ModelEndpoint,
+    on_outcomes: Callable[[list[ItemOutcome]], Any] | None = None,
 ) -> list[ItemOutcome]:
-    """All judge calls of the chunk in one concurrent batch, then parsing and combining per item."""
+    """The chunk's judge calls in concurrent batches of about the endpoint's concurrency (whole items),
+    each batch parsed and combined per item; ``on_outcomes`` gets each batch's outcomes as it ends."""
     backend = endpoint_backend(endpoint)
     template = to_domain_template(run.template)
     sampling = SamplingParams.from_dict(run.config["sampling"])
@@ -465,8 +471,44 @@ def judge_compute(
                 )
         except (TemplateError, IndexError) as exc:
             errors[item["key"]] = f"cannot build the judge prompt: {exc}"
-    results = {result.request_id: result for result in backend.generate(requests)}
+    outcomes: list[ItemOutcome] = []
+    for batch in _batches(items, requests, max(1, endpoint.max_concurrency)):
+        batch_outcomes = _judge_outcomes(run, batch, backend.generate(_requests_of(batch, requests)), errors)
+        outcomes += batch_outcomes
+        if on_outcomes is not None:
+            on_outcomes(batch_outcomes)
+    return outcomes
 
+
+def _requests_of(items: list[dict[str, Any]], requests: list[ChatRequest]) -> list[ChatRequest]:
+    keys = {item["key"] for item in items}
+    return [r for r in requests if r.request_id.rpartition("|")[0] in keys]
+
+
+def _batches(
+    items: list[dict[str, Any]], requests: list[ChatRequest], size: int
+) -> list[list[dict[str, Any]]]:
+    """Whole items, about ``size`` requests a batch (an item with more orders than ``size`` alone)."""
+    per_item: dict[str, int] = {}
+    for request in requests:
+        key = request.request_id.rpartition("|")[0]
+        per_item[key] = per_item.get(key, 0) + 1
+    batches: list[list[dict[str, Any]]] = [[]]
+    n_requests = 0
+    for item in items:
+        n = per_item.get(item["key"], 0)
+        if batches[-1] and n_requests + n > size:
+            batches.append([])
+            n_requests = 0
+        batches[-1].append(item)
+        n_requests += n
+    return [b for b in batches if b]
+
+
+def _judge_outcomes(
+    run: JudgeRun, items: list[dict[str, Any]], generated: list[Any], errors: dict[str, str]
+) -> list[ItemOutcome]:
+    results = {result.request_id: result for result in generated}
     outcomes = []
     for item in items:
         key = item["key"]
@@ -493,4 +535,10 @@ def judge_compute(
 
 
 def judge_chunk_process(*, chunk: RunChunk, run: JudgeRun) -> bool:
-    return chunk_process(chunk=chunk, run=run, existing_keys=judge_existing_keys, compute=judge_compute)
+    def compute(**kwargs: Any) -> list[ItemOutcome]:
+        # Finished items are written batch by batch, so the run's progress moves before the chunk ends.
+        return judge_compute(
+            **kwargs, on_outcomes=lambda done: chunk_results_write(chunk=chunk, outcomes=done)
+        )
+
+    return chunk_process(chunk=chunk, run=run, existing_keys=judge_existing_keys, compute=compute)

@@ -391,6 +391,40 @@ def chunk_commit(
     return True
 
 
+def chunk_results_write(*, chunk: RunChunk, outcomes: Sequence[ItemOutcome]) -> bool:
+    """Write the result rows of items a chunk has finished so far, while the rest are still computing, so
+    the run's progress (counted from its result rows) moves item by item. False when the chunk is no
+    longer pending (another delivery committed it: its rows are there already).
+
+    Only rows are written, never counts: the chunk's counts are set once, by ``chunk_commit``, which inserts
+    the same rows again (ignored as conflicts on their unique keys). A delivery that dies after a partial
+    write leaves finished items that the next delivery skips and counts as already done.
+    """
+    rows_by_model: dict[type[models.Model], list[models.Model]] = {}
+    for outcome in outcomes:
+        if outcome.ok:
+            for row in outcome.rows:
+                rows_by_model.setdefault(type(row), []).append(row)
+    if not rows_by_model:
+        return True
+    with transaction.atomic():
+        locked = (
+            RunChunk.objects.select_for_update().filter(pk=chunk.pk).values_list("status", flat=True).first()
+        )
+        if locked != RunChunk.Status.PENDING:
+            return False
+        for row_model, rows in rows_by_model.items():
+            # Copies: ``bulk_create`` may set primary keys, and the chunk's commit inserts the rows again.
+            row_model.objects.bulk_create([_unsaved_copy(row) for row in rows], ignore_conflicts=True)
+    return True
+
+
+def _unsaved_copy(row: models.Model) -> models.Model:
+    copy = type(row)(**{f.attname: getattr(row, f.attname) for f in row._meta.concrete_fields})
+    copy.pk = None
+    return copy
+
+
 ComputeFn = Callable[..., list[ItemOutcome]]
 
 

@@ -52,22 +52,58 @@ STRATEGY_TEXT = {
     ),
 }
 COLUMN_TEXT = {
-    "prompt": "The conversation up to the first user turn, as `{role, content}` messages (system messages first).",
+    "item_id": "Timbang's id of the prompt (all pairs of one prompt share it and sit in one split).",
+    "prompt_external_id": "The prompt's id in the imported dataset.",
+    "prompt": "The conversation up to the first user turn (system messages first).",
     "chosen": (
         "The preferred response's continuation: its first answer, then each later user turn followed by its "
         "answer. `prompt + chosen` is the whole conversation."
     ),
     "rejected": "The other response's continuation, laid out like `chosen`.",
-    "chosen_model / rejected_model": "The models that wrote the two responses.",
-    "chosen_score / rejected_score": (
-        "Aggregated score (weighted sum of criterion means), number of best-of-N picks, or number of "
-        "pairwise votes, depending on the strategy."
+    "chosen_model": "The model that wrote the chosen response.",
+    "rejected_model": "The model that wrote the rejected response.",
+    "chosen_response_id": "Timbang's id of the chosen response.",
+    "rejected_response_id": "Timbang's id of the rejected response.",
+    "chosen_score": (
+        "Aggregated score of the chosen response (weighted sum of criterion means), number of best-of-N "
+        "picks, or number of pairwise votes, depending on the strategy."
     ),
+    "rejected_score": "The same score for the rejected response.",
     "margin": "The difference that decided the pair.",
-    "chosen_score_<criterion> / rejected_score_<criterion>": "Mean rating over annotators per criterion.",
     "n_annotators": "Distinct annotators who judged the prompt (or the pair, for pairwise votes).",
     "agreement": "Share of agreeing annotator pairs on the prompt (empty when no target was judged twice).",
-    "category / language / register": "The prompt's category, ISO 639-3 language code and register.",
+    "category": "The prompt's category.",
+    "language": "The prompt's language (ISO 639-3 code).",
+    "register": "The prompt's register (empty when the language has none).",
+    "dataset_id": "Timbang's id of the dataset the prompt belongs to.",
+    "project_id": "Timbang's id of the annotation project.",
+}
+# Columns named after something the project defines (a criterion), matched by prefix.
+COLUMN_PREFIX_TEXT = {
+    "chosen_score_": "Mean rating of the chosen response over annotators on the criterion `{}`.",
+    "rejected_score_": "Mean rating of the rejected response over annotators on the criterion `{}`.",
+}
+UNDESCRIBED = "(no description)"
+PROVENANCES = ("expert", "crowd", "simulated")
+ANNOTATIONS_CREATORS = {
+    "expert": "expert-generated",
+    "crowd": "crowdsourced",
+    "simulated": "machine-generated",
+}
+JUDGED_BY = {
+    "expert": (
+        "Native speakers judged the responses without seeing which model wrote them, in an order shuffled for "
+        "each annotator, following the rubric and guidelines below."
+    ),
+    "crowd": (
+        "Crowd workers judged the responses without seeing which model wrote them, in an order shuffled for "
+        "each annotator, following the rubric and guidelines below."
+    ),
+    "simulated": (
+        "The judgements are simulated: a program stood in for the annotators and drew each answer from a "
+        "model of rater bias and noise. No person judged these responses; do not use them as human "
+        "preferences."
+    ),
 }
 _PREFIX_NAMES = {"\t": "a tab", "\r": "a carriage return"}
 _PREFIXES_TEXT = ", ".join(_PREFIX_NAMES.get(c, f"`{c}`") for c in FORMULA_PREFIXES[:-1])
@@ -106,7 +142,10 @@ class CardInput:
     summary: str = ""
     task_categories: Sequence[str] = ("text-generation",)
     tags: Sequence[str] = ("preference", "dpo", "human-feedback")
-    annotations_creators: Sequence[str] = ("expert-generated",)
+    provenance: str = "expert"
+    # Annotators whose answers were simulated, of all who answered (said on the card when some were).
+    n_simulated_annotators: int = 0
+    n_annotators: int = 0
     parameters: Mapping[str, Any] = field(default_factory=dict)
     pair_counts: Mapping[str, Any] | None = None
     rubric_version: str | int | None = None
@@ -117,6 +156,14 @@ class CardInput:
     alpha: Mapping[str, AlphaFigure | None] | None = None
     judge_agreement: Mapping[str, Mapping[str, Any]] | None = None
     data_dir: str = "data"
+    # The written parquet schema as (column, Arrow type) pairs, in file order.
+    columns: Sequence[tuple[str, str]] = ()
+    # Strata (category / language) that got no test item, as (label, items), and the asked test share.
+    test_size: float = 0.0
+    too_small_strata: Sequence[tuple[str, int]] = ()
+    # What the "how to load" section names: the folder holding this card, and the Hub repo when pushed.
+    folder_name: str = ""
+    hub_repo_id: str = ""
 
 
 def size_category(n_rows: int) -> str:
@@ -139,6 +186,17 @@ def counts_by(splits: Mapping[str, pd.DataFrame], column: str) -> dict[str, dict
     return {value: out[value] for value in sorted(out)}
 
 
+def annotations_creators(card: CardInput) -> list[str]:
+    """The Hub's ``annotations_creators``: the stated provenance, plus ``machine-generated`` when some of
+    the answers were simulated (simulated answers are always declared)."""
+    if card.provenance not in ANNOTATIONS_CREATORS:
+        raise ValueError(f"provenance must be one of {', '.join(PROVENANCES)}")
+    out = [ANNOTATIONS_CREATORS[card.provenance]]
+    if card.n_simulated_annotators and "machine-generated" not in out:
+        out.append("machine-generated")
+    return out
+
+
 def card_metadata(card: CardInput) -> dict[str, Any]:
     """The YAML header as a plain dict (also what ``DatasetCard(...).data`` should read back)."""
     languages = sorted({str(code) for code in card.languages})
@@ -147,7 +205,7 @@ def card_metadata(card: CardInput) -> dict[str, Any]:
         "license": card.license,
         "language": languages,
         "multilinguality": "multilingual" if len(languages) > 1 else "monolingual",
-        "annotations_creators": list(card.annotations_creators),
+        "annotations_creators": annotations_creators(card),
         "task_categories": list(card.task_categories),
         "tags": list(card.tags),
         "size_categories": [size_category(sum(card.split_rows.values()))],
@@ -168,8 +226,10 @@ def render_dataset_card(card: CardInput) -> str:
     body = [f"# {card.pretty_name}", ""]
     if card.summary:
         body += [card.summary.strip(), ""]
+    body += _load_section(card)
     body += _making_section(card)
-    body += _columns_section()
+    body += _split_section(card)
+    body += _columns_section(card)
     body += _rubric_section(card)
     body += _counts_section(card)
     body += _agreement_section(card)
@@ -181,11 +241,17 @@ def _making_section(card: CardInput) -> list[str]:
     lines = [
         "## How the data was made",
         "",
-        "Prompts were grouped by category and answered by several language models. Native speakers judged the "
-        "responses without seeing which model wrote them, in an order shuffled for each annotator, following "
-        "the rubric and guidelines below. Their judgements were then turned into preference pairs.",
+        "Prompts were grouped by category and answered by several language models. "
+        + JUDGED_BY[card.provenance]
+        + " The judgements were then turned into preference pairs.",
         "",
     ]
+    if card.n_simulated_annotators and card.provenance != "simulated":
+        lines += [
+            f"Of the {card.n_annotators} annotators, {card.n_simulated_annotators} were simulated (a program "
+            "standing in for a person); their answers are part of this dataset.",
+            "",
+        ]
     strategy = card.parameters.get("strategy")
     if strategy in STRATEGY_TEXT:
         lines += [f"Conversion (`{strategy}`): {STRATEGY_TEXT[strategy]}", ""]
@@ -207,9 +273,77 @@ def _making_section(card: CardInput) -> list[str]:
     return lines
 
 
-def _columns_section() -> list[str]:
-    rows = [[f"`{name}`" if "/" not in name else name, text] for name, text in COLUMN_TEXT.items()]
-    return ["## Columns", "", *_table(["column", "meaning"], rows), "", CSV_CELLS_NOTE, ""]
+def column_text(name: str) -> str:
+    """What a written column holds (criterion columns by prefix; unknown columns say so)."""
+    if name in COLUMN_TEXT:
+        return COLUMN_TEXT[name]
+    for prefix, text in COLUMN_PREFIX_TEXT.items():
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return text.format(name[len(prefix) :])
+    return UNDESCRIBED
+
+
+def _columns_section(card: CardInput) -> list[str]:
+    rows = [[f"`{name}`", f"`{arrow_type}`", column_text(name)] for name, arrow_type in card.columns]
+    return ["## Columns", "", *_table(["column", "type", "meaning"], rows), "", CSV_CELLS_NOTE, ""]
+
+
+def _load_section(card: CardInput) -> list[str]:
+    folder = card.folder_name or "."
+    lines = [
+        "## How to load",
+        "",
+        "This is a Hub-style parquet dataset: this README.md (its header names the splits) and one parquet "
+        f"file per split under `{card.data_dir}/`. Load it with `datasets.load_dataset`; "
+        "`datasets.load_from_disk` does not read it (that reads folders written by `save_to_disk`). From the "
+        "folder that holds this dataset's folder:",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        f"dataset = load_dataset({json.dumps(folder, ensure_ascii=False)})",
+        "```",
+        "",
+        f"(`{folder}` is the folder this card was written in; for an unzipped download, name the folder you "
+        "unzipped it into.)",
+        "",
+    ]
+    if card.hub_repo_id:
+        lines += [
+            "From the Hugging Face Hub:",
+            "",
+            "```python",
+            "from datasets import load_dataset",
+            "",
+            f"dataset = load_dataset({json.dumps(card.hub_repo_id)})",
+            "```",
+            "",
+        ]
+    return lines
+
+
+def _split_section(card: CardInput) -> list[str]:
+    if len(card.split_rows) < 2 and not card.too_small_strata:
+        return []
+    share = _value(float(card.test_size))
+    lines = [
+        "## Splits",
+        "",
+        f"Prompts (with all their pairs) were split into train and test with a test share of {share} of the "
+        "prompts, stratified by category and language: each category and language pair gives test its share "
+        "of its prompts (largest remainders, seeded), and keeps at least one prompt in train.",
+        "",
+    ]
+    if card.too_small_strata:
+        listed = ", ".join(
+            f"{label} ({_value(n)} prompt{'' if n == 1 else 's'})" for label, n in card.too_small_strata
+        )
+        lines += [
+            f"These category / language strata are too small for a test share of {share} and have no prompt "
+            f"in test: {listed}.",
+            "",
+        ]
+    return lines
 
 
 def _rubric_section(card: CardInput) -> list[str]:
@@ -273,6 +407,11 @@ def _agreement_section(card: CardInput) -> list[str]:
             *_table(["criterion", "level", "alpha", "95% CI", "units"], rows),
             "",
         ]
+    if card.judge_agreement is not None and not card.judge_agreement:
+        lines += [
+            "Agreement of LLM judges with the human preference: no judge verdicts on these prompts.",
+            "",
+        ]
     if card.judge_agreement:
         metrics: list[str] = []
         for figures in card.judge_agreement.values():
@@ -296,7 +435,7 @@ def _value(value: Any, missing: str = "none") -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int):
-        return f"{value:,}"
+        return str(value)
     if isinstance(value, float):
         return missing if math.isnan(value) else f"{value:.3f}".rstrip("0").rstrip(".")
     if isinstance(value, (Mapping, list, tuple)):

@@ -51,12 +51,13 @@ def test_create_status_and_download(
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post(
             "/api/v1/exports/create",
-            {"project": likert_project.pk, "format": "trl-messages", "split": "none"},
+            {"project": likert_project.pk, "format": "trl-messages", "split": "none", "provenance": "crowd"},
             format="json",
         )
     assert response.status_code == 202
     created = response.json()
     assert created["format"] == "trl-messages" and created["strategy"] == "scores"
+    assert created["options"]["provenance"] == "crowd"
     status = api.get(f"/api/v1/exports/{created['id']}").json()
     assert status["status"] == "succeeded" and status["progress"] == 100
     assert status["counts"]["split_rows"] == {"train": 6}
@@ -76,6 +77,10 @@ def test_bad_input_is_400_with_field_errors(api_client_for, likert_project, pair
         "/api/v1/exports/create", {"project": likert_project.pk, "split": "test=2"}, format="json"
     )
     assert response.status_code == 400 and "split" in response.json()
+    response = api.post(
+        "/api/v1/exports/create", {"project": likert_project.pk, "provenance": "robots"}, format="json"
+    )
+    assert response.status_code == 400 and "provenance" in response.json()
     response = api.post(
         "/api/v1/exports/create", {"project": pairwise_project.pk, "strategy": "best_vs_rest"}, format="json"
     )

@@ -22,6 +22,7 @@ FORM = {
     "min_agreement": "",
     "test_size": "0",
     "seed": "",
+    "provenance": "crowd",
     "license": "",
     "pretty_name": "",
     "push_to_hub": "",
@@ -92,6 +93,7 @@ def test_export_then_progress_then_download(
     assert response.status_code == 302
     assert response["Location"] == reverse("exports:export_detail", args=[record.pk])
     assert record.created_by == client.user
+    assert record.options["provenance"] == "crowd"  # stated on the form, written on the card
     page = client.get(response["Location"]).content.decode()
     assert "Succeeded" in page and reverse("exports:export_download", args=[record.pk]) in page
     fragment = client.get(response["Location"], HTTP_HX_REQUEST="true").content.decode()
@@ -111,3 +113,16 @@ def test_invalid_form_stays_on_the_page(role_client, likert_project):
     assert response.status_code == 200
     assert "criteria not rated in this project: accuracy" in response.content.decode()
     assert Export.objects.count() == 0
+
+
+def test_preview_names_the_strata_too_small_for_test(role_client, likert_project):
+    client = role_client("researcher")
+    url = reverse("exports:export_preview", args=[likert_project.pk])
+    # Two prompts (analysis/ind, math/sun), half to test: one prompt goes, the other stratum gets none.
+    form = {**FORM, "test_size": "0.5", "seed": "3"}
+    html = client.post(url, form, HTTP_HX_REQUEST="true").content.decode()
+    assert "train 3" in html and "test 3" in html
+    assert "Too few prompts for a test prompt (these stay in train):" in html
+    assert ("analysis / ind (1)" in html) != ("math / sun (1)" in html)
+    html = client.post(url, form, HTTP_HX_REQUEST="true", HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert "Prompt terlalu sedikit untuk masuk ke test (tetap di train):" in html

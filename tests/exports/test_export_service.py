@@ -71,7 +71,7 @@ def test_likert_scores_export_writes_pairs_counts_card_and_zip(
     assert "| relevance | ordinal | 0.892 |" in card
     assert "Rubric version: relevance v1, fluency v1" in card
     assert "Rate every answer for relevance and fluency." in card  # guidelines (project instructions)
-    assert "| LLM judges | not computed |" in card
+    assert "Agreement of LLM judges with the human preference: no judge verdicts on these prompts." in card
     assert (tmp_path / "exports" / f"export-{record.pk}.zip").is_file()
 
 
@@ -136,9 +136,15 @@ def test_split_keeps_prompts_whole_and_follows_the_seed(make_rating_project, tmp
     project = make_rating_project(kind="likert", n_annotators=2, criteria=["relevance", "fluency"])
     for index, user in enumerate(project.annotators):
         drain(project, user, lambda a, index=index: {"ratings": likert_plan(index)(a)["ratings"]})
-    # Two prompts in two categories of one prompt each: a category of one prompt stays in train.
+    # Two prompts in two strata of one prompt each; 0.5 of 2 prompts is one test prompt (its 3 pairs). No
+    # stratum can keep a prompt in both splits, so one lone prompt goes to test and the other stratum is
+    # reported as too small.
     preview = export_preview(project=project, options=ExportOptions(test_size=0.5, seed=3))
-    assert preview["split_rows"] == {"train": 6}
+    assert preview["split_rows"] == {"train": 3, "test": 3}
+    assert len(preview["too_small_strata"]) == 1
+    assert preview["too_small_strata"][0]["prompts"] == 1
+    again = export_preview(project=project, options=ExportOptions(test_size=0.5, seed=3))
+    assert again["categories"] == preview["categories"]
 
 
 def test_failed_export_records_the_reason(

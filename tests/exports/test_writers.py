@@ -81,7 +81,7 @@ def pairs():
 
 
 def test_hf_folder_round_trips_through_load_dataset(pairs, tmp_path):
-    splits = split_pairs(pairs, seed=3, test_size=0.2)
+    splits, _ = split_pairs(pairs, seed=3, test_size=0.2)
     # 5 items per category, 0.2 * 5 = 1 test item each: 2 items x 3 pairs in test.
     assert {name: len(part) for name, part in splits.items()} == {"train": 24, "test": 6}
     card = render_dataset_card(

@@ -60,6 +60,12 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, help="Split and bootstrap seed (default: the project's).")
         parser.add_argument("--license", default="", help="Default: the dataset's licence, else 'other'.")
         parser.add_argument("--name", default="", help="Pretty name on the dataset card.")
+        parser.add_argument(
+            "--provenance",
+            default="",
+            choices=["", "expert", "crowd", "simulated"],
+            help="Who gave the answers, for the card (default expert; simulated annotators are always declared).",
+        )
         parser.add_argument("--bootstrap-draws", type=int, default=1000, help="For the card's alpha CI.")
         parser.add_argument("--zip", action="store_true", help="Also write <out>.zip beside the folder.")
         parser.add_argument("--overwrite", action="store_true", help="Replace a previous export in --out.")
@@ -107,6 +113,7 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 license=options["license"],
                 pretty_name=options["name"],
+                provenance=options["provenance"],
                 bootstrap_draws=options["bootstrap_draws"],
                 zip=options["zip"],
                 max_ambiguous=options["max_ambiguous"],

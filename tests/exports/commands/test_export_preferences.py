@@ -88,8 +88,12 @@ def test_raw_format(pairwise_project, tmp_path):
 
 
 def test_plain_output_is_a_summary(pairwise_project, tmp_path):
-    _, text = export("--project", str(pairwise_project.pk), "--out", str(tmp_path / "p"))
+    _, text = export(
+        "--project", str(pairwise_project.pk), "--out", str(tmp_path / "p"), "--provenance", "crowd"
+    )
     assert text.startswith("Export ") and "3 pairs (train 3)" in text
+    card = (tmp_path / "p" / "README.md").read_text(encoding="utf-8")
+    assert 'annotations_creators:\n- "crowdsourced"' in card and "Crowd workers judged" in card
 
 
 def test_unknown_project_exits_2(tmp_path):

@@ -96,7 +96,7 @@ def test_body_has_counts_tables_rubric_guidelines_and_agreement(card):
     assert "| category | train | test | total |" in body
     assert "| Math | 500 | 60 | 560 |" in body
     assert "| Safety | 400 | 40 | 440 |" in body
-    assert "| ind | 900 | 100 | 1,000 |" in body
+    assert "| ind | 900 | 100 | 1000 |" in body
     assert "Rubric version: 4" in body
     assert "Jawaban menjawab pertanyaan." in body and "The answer addresses the question." in body
     assert "Rate each response on its own." in body
@@ -177,3 +177,73 @@ values = st.recursive(
 @given(st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",)), max_size=8), values, max_size=4))
 def test_render_yaml_round_trips(data):
     assert yaml.safe_load(render_yaml(data)) == (data or None)
+
+
+def small_card(**kwargs):
+    return CardInput(
+        pretty_name="x", license="cc-by-4.0", languages=["ind"], split_rows={"train": 3}, **kwargs
+    )
+
+
+def test_simulated_answers_are_declared_in_header_and_text():
+    header, body = header_of(render_dataset_card(small_card(provenance="simulated")))
+    assert header["annotations_creators"] == ["machine-generated"]
+    assert "The judgements are simulated" in body
+    assert "Native speakers judged" not in body
+
+
+def test_stated_provenance_and_a_share_of_simulated_annotators():
+    header, body = header_of(render_dataset_card(small_card(provenance="crowd")))
+    assert header["annotations_creators"] == ["crowdsourced"]
+    assert "Crowd workers judged" in body
+    header, body = header_of(
+        render_dataset_card(small_card(provenance="expert", n_annotators=5, n_simulated_annotators=2))
+    )
+    assert header["annotations_creators"] == ["expert-generated", "machine-generated"]
+    assert "Native speakers judged" in body
+    assert "Of the 5 annotators, 2 were simulated" in body
+    with pytest.raises(ValueError, match="provenance"):
+        render_dataset_card(small_card(provenance="robots"))
+
+
+def test_numbers_are_printed_plainly():
+    _, body = header_of(render_dataset_card(small_card(parameters={"seed": 2024, "min_margin": 0.25})))
+    assert "| seed | 2024 |" in body
+    assert "2,024" not in body
+    assert "| min_margin | 0.25 |" in body
+
+
+def test_column_table_lists_exactly_the_written_columns():
+    columns = [
+        ("item_id", "int64"),
+        ("chosen_score_relevance", "double"),
+        ("rejected_score_relevance", "double"),
+        ("custom_extra", "string"),
+    ]
+    _, body = header_of(render_dataset_card(small_card(columns=columns)))
+    section = body.split("## Columns", 1)[1].split("\n\n")[1]
+    rows = section.splitlines()[2:]
+    assert [r.split(" | ")[0].strip("| `") for r in rows] == [name for name, _ in columns]
+    assert "| `chosen_score_relevance` | `double` | Mean rating of the chosen response" in body
+    assert "criterion `relevance`" in body
+    assert "| `custom_extra` | `string` | (no description) |" in body
+    assert "chosen_score_<criterion>" not in body
+
+
+def test_split_section_names_the_strata_too_small_for_test():
+    card = small_card(test_size=0.1, too_small_strata=[("Coding / ind", 1), ("Law / sun", 4)])
+    _, body = header_of(render_dataset_card(card))
+    assert "## Splits" in body
+    assert (
+        "These category / language strata are too small for a test share of 0.1 and have no prompt in test: "
+        "Coding / ind (1 prompt), Law / sun (4 prompts)."
+    ) in body
+    _, plain = header_of(render_dataset_card(small_card()))
+    assert "## Splits" not in plain
+
+
+def test_how_to_load_names_load_dataset_and_warns_off_load_from_disk():
+    _, body = header_of(render_dataset_card(small_card(folder_name="export-12", hub_repo_id="org/indopref")))
+    assert 'dataset = load_dataset("export-12")' in body
+    assert 'dataset = load_dataset("org/indopref")' in body
+    assert "`datasets.load_from_disk` does not read it" in body
