@@ -39,6 +39,7 @@ urlpatterns = [
     path("accounts/login/", account_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
+    path("", include("accounts.urls")),
     path("datasets/exports/", include("exports.urls")),
     path("datasets/", include("datasets_app.urls")),
     path("annotate/", include("annotation.urls")),
