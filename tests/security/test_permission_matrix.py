@@ -75,6 +75,20 @@ PAGES: dict[str, Row] = {
     "home": Row("GET", "L A A A A A A A"),
     "login": Row("GET", "P P P P P P P P"),
     "logout": Row("POST", "P P P P P P P P"),
+    "accounts:people": Row("GET", MANAGE),
+    "accounts:person_active": Row(
+        "POST", MANAGE, lambda w: {"user_id": w.users["annotator_outsider"].pk}, lambda w: {"active": "1"}
+    ),
+    "accounts:person_password_reset": Row(
+        "POST", MANAGE, lambda w: {"user_id": w.users["annotator_outsider"].pk}
+    ),
+    "accounts:account": Row("GET", "L A A A A A A A"),
+    "accounts:account_token_create": Row("POST", "L A A A A A A A"),
+    "accounts:account_token_revoke": Row("POST", "L A A A A A A A"),
+    "accounts:password_reset_confirm": Row(
+        "GET", "P P P P P P P P", lambda w: {"uidb64": "MQ", "token": "x-y"}
+    ),
+    "accounts:password_reset_complete": Row("GET", "P P P P P P P P"),
     # datasets and preference exports
     "datasets:list": Row("GET", DATA),
     "datasets:detail": Row("GET", DATA, lambda w: {"dataset_id": w.dataset.pk}),
@@ -145,6 +159,7 @@ PAGES: dict[str, Row] = {
 API: dict[str, Row] = {
     # every signed-in user rotates their own API token
     "api-token-rotate": Row("POST", "U A A A A A A A"),
+    "api-token-revoke": Row("POST", "U A A A A A A A"),
     # datasets, imports, exports
     "api-dataset-list": Row("GET", DATA_API),
     "api-dataset-import": Row("POST", DATA_API),
@@ -158,7 +173,7 @@ API: dict[str, Row] = {
     "api-export-detail": Row("GET", DATA_API, lambda w: {"export_id": w.export.pk}),
     "api-export-download": Row("GET", DATA_API, lambda w: {"export_id": w.export.pk}),
     # projects
-    "api-project-list": Row("GET", MANAGE_API),
+    "api-project-list": Row("GET", "U A A A F A F A"),  # annotators: their own projects
     "api-project-create": Row("POST", MANAGE_API),
     "api-project-detail": Row("GET", MANAGE_API, rating),
     "api-project-update": Row("PATCH", MANAGE_API, rating, lambda w: {"name": "renamed"}),
