@@ -26,9 +26,10 @@ from tests.security.conftest import ROLES, World, connection_kept_open
 
 pytestmark = pytest.mark.django_db
 
-# Patterns tested elsewhere: Django's admin (its own staff check), the language switch and the API
-# schema and its viewers (public by design; see test_schema_and_language_switch_are_public).
-SEPARATE = {"set_language", "schema", "api-docs", "api-redoc"}
+# Patterns tested elsewhere: Django's admin (its own staff check), the language switch, the API
+# schema and its viewers (public by design; see test_schema_and_language_switch_are_public) and the site
+# icon (tests/config/test_static_pages.py).
+SEPARATE = {"set_language", "schema", "api-docs", "api-redoc", "api-redoc-bundle", "favicon"}
 
 
 @dataclass(frozen=True)
