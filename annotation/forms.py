@@ -159,7 +159,7 @@ class ProjectCreateForm(forms.Form):
 
 
 class GroupForm(forms.Form):
-    name = forms.CharField(max_length=100)
+    name = forms.CharField(label=_("Name"), max_length=100)
 
 
 class GroupChoiceField(forms.ModelChoiceField):
@@ -225,6 +225,7 @@ class ConceptPairsForm(forms.Form):
 
     file = forms.FileField(label=_("Concept pairs (CSV or JSONL)"))
     language = forms.ChoiceField(
+        label=_("Language"),
         choices=[(code, LANGUAGES[code].name_en) for code in TARGET_LANGUAGE_CODES],
         initial="ind",
         help_text=_("Used for rows without a language column."),
@@ -243,6 +244,8 @@ class ConceptPairsForm(forms.Form):
 
 class TaxonomyForm(forms.Form):
     error_types = forms.MultipleChoiceField(
-        choices=[(code, texts[0]) for code, texts in LLM_ERROR_CATEGORIES.items()], required=False
+        label=_("Error types"),
+        choices=[(code, texts[0]) for code, texts in LLM_ERROR_CATEGORIES.items()],
+        required=False,
     )
-    comment = forms.CharField(required=False, max_length=2000)
+    comment = forms.CharField(label=_("Comment"), required=False, max_length=2000)
