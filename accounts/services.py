@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import smtplib
 from collections.abc import Iterable
 
 from django.conf import settings
@@ -13,7 +14,9 @@ from django.contrib.auth.forms import PasswordResetForm
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
+from django.core.mail import EmailMessage
 from django.db import transaction
+from django.template.loader import render_to_string
 from rest_framework.authtoken.models import Token
 
 from accounts.domain.login_throttle import throttle_keys
@@ -84,6 +87,12 @@ class _OnePersonResetForm(PasswordResetForm):
     def get_users(self, email):
         return [self.person]
 
+    def send_mail(self, subject_template_name, email_template_name, context, from_email, to_email, **kwargs):
+        # Django's form logs a failed send and carries on; the manager must hear of it instead.
+        subject = "".join(render_to_string(subject_template_name, context).splitlines())
+        body = render_to_string(email_template_name, context)
+        EmailMessage(subject, body, from_email, [to_email]).send()
+
 
 def person_password_reset_send(*, user: AbstractBaseUser, domain: str, use_https: bool) -> None:
     """E-mail ``user`` a one-time link to set a new password (Django's reset token: it stops working once
@@ -95,12 +104,16 @@ def person_password_reset_send(*, user: AbstractBaseUser, domain: str, use_https
     form = _OnePersonResetForm(data={"email": user.email}, person=user)
     if not form.is_valid():
         raise PersonInvalid({"email": " ".join(form.errors.get("email", []))})
-    form.save(
-        domain_override=domain,
-        use_https=use_https,
-        subject_template_name="registration/password_reset_subject.txt",
-        email_template_name="registration/password_reset_email.txt",
-    )
+    try:
+        form.save(
+            domain_override=domain,
+            use_https=use_https,
+            subject_template_name="registration/password_reset_subject.txt",
+            email_template_name="registration/password_reset_email.txt",
+        )
+    except (smtplib.SMTPException, OSError) as exc:
+        logger.warning("set-password e-mail to user %s not sent: %s", user.pk, exc)
+        raise PersonInvalid({"email": f"The e-mail to {user.email} could not be sent ({exc})."}) from exc
 
 
 @transaction.atomic

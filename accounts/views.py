@@ -57,18 +57,22 @@ def people(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             person = services.person_create(**form.cleaned_data)
-            services.person_password_reset_send(
-                user=person, domain=request.get_host(), use_https=request.is_secure()
-            )
         except services.PersonInvalid as exc:
             for name, message in exc.errors.items():
                 form.add_error(name if name in form.fields else None, message)
         else:
-            messages.success(
-                request,
-                _("%(username)s added; a link to set their password was sent to %(email)s.")
-                % {"username": person.get_username(), "email": person.email},
-            )
+            try:
+                services.person_password_reset_send(
+                    user=person, domain=request.get_host(), use_https=request.is_secure()
+                )
+            except services.PersonInvalid as exc:
+                messages.error(request, str(exc))
+            else:
+                messages.success(
+                    request,
+                    _("%(username)s added; a link to set their password was sent to %(email)s.")
+                    % {"username": person.get_username(), "email": person.email},
+                )
             return redirect("accounts:people")
     context = {"people": selectors.people_list(query=query), "form": form, "search": search, "query": query}
     return render(request, "accounts/people.html", context)

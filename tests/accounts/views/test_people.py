@@ -136,3 +136,20 @@ def test_simulated_users_are_not_listed(role_client, make_user):
     ghost.set_unusable_password()
     ghost.save()
     assert b"simulasi9" not in client.get(PEOPLE).content
+
+
+def test_a_failed_send_is_reported_and_the_person_is_kept(role_client, settings, monkeypatch):
+    import smtplib
+
+    from django.core.mail.backends.locmem import EmailBackend
+
+    def refuse(self, messages):
+        raise smtplib.SMTPServerDisconnected("connection closed")
+
+    monkeypatch.setattr(EmailBackend, "send_messages", refuse)
+    client = role_client("project_manager")
+    response = _add(client)
+    assert response.status_code == 302
+    shown = [str(m) for m in response.wsgi_request._messages]
+    assert shown == ["email: The e-mail to sari@example.org could not be sent (connection closed)."]
+    assert get_user_model().objects.filter(username="sari", is_active=True).exists()

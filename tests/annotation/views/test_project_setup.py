@@ -101,3 +101,19 @@ def test_groups_are_named_and_simulated_users_are_not_offered(role_client, make_
         reverse("annotation:manage_member_add", args=[project.pk]), {"users": [ghost.pk], "group": group.pk}
     )
     assert not Membership.objects.filter(project=project).exists()
+
+
+def test_the_form_and_the_skip_reasons_read_in_indonesian(role_client):
+    from django.utils import translation
+
+    from annotation.views import SKIP_REASONS
+
+    client = role_client("project_manager")
+    client.cookies["django_language"] = "id"
+    html = client.get(URL, {"kind": "pairwise"}).content.decode()
+    assert ">Nama</label>" in html and ">Pasangan per prompt</label>" in html
+    assert ">Name</label>" not in html
+    with translation.override("id"):
+        shown = [translation.gettext(text) for _, text in SKIP_REASONS]
+    assert shown[0] == "Saya kurang menguasai bahasa atau ragam ini"
+    assert all(a != b for a, (_, b) in zip(shown, SKIP_REASONS, strict=True))
