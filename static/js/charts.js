@@ -175,7 +175,7 @@
       if (!spec) { el.hidden = true; return; }
       el.dataset.rendered = "1";
       window.vegaEmbed(el, spec, EMBED).catch(function (err) {
-        el.textContent = "Chart unavailable: " + err;
+        el.textContent = label("unavailable", "Chart unavailable:") + " " + err;
       });
     });
   }
