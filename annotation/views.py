@@ -301,6 +301,10 @@ def manage_create(request: HttpRequest) -> HttpResponse:
     dataset's counts and one of its tasks as the annotator will see it."""
     kind = request.POST.get("kind") or request.GET.get("kind", "")
     if kind not in KIND_FIELDS:
+        if kind:
+            messages.error(
+                request, _("Unknown project kind %(kind)s; choose one below.") % {"kind": repr(kind)}
+            )
         return render(request, "annotation/manage_create.html", {"kinds": Project.Kind.choices})
     if request.method == "POST":
         form = ProjectCreateForm(request.POST, kind=kind)

@@ -60,6 +60,7 @@ def test_unknown_kind_goes_back_to_the_first_step(role_client):
     response = client.post(URL, {"kind": "karaoke", "name": "x"})
     assert response.status_code == 200 and not Project.objects.exists()
     assert "?kind=likert" in response.content.decode()
+    assert "Unknown project kind &#x27;karaoke&#x27;; choose one below." in response.content.decode()
 
 
 def test_choosing_a_dataset_shows_its_counts_and_a_blinded_task(role_client):
