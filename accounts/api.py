@@ -1,4 +1,5 @@
-"""Rotation of the caller's own API token: ``POST /api/v1/auth/token/rotate``.
+"""The caller's own API token: ``POST /api/v1/auth/token/rotate`` makes (or replaces) it,
+``POST /api/v1/auth/token/revoke`` deletes it.
 
 The old key stops working at once; the new key is shown only in the answer. How long it lasts is
 ``API_TOKEN_LIFETIME_DAYS`` (see ``accounts.authentication``).
@@ -14,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import token_expires_at
-from accounts.services import api_token_rotate
+from accounts.services import api_token_revoke, api_token_rotate
 
 
 class TokenRotateOutputSerializer(serializers.Serializer):
@@ -44,3 +45,17 @@ class TokenRotateApi(APIView):
         response = Response(TokenRotateOutputSerializer(body).data, status=status.HTTP_201_CREATED)
         response["Cache-Control"] = "no-store"
         return response
+
+
+class TokenRevokeApi(APIView):
+    """Delete the caller's own API token."""
+
+    @extend_schema(
+        operation_id="auth_token_revoke",
+        summary="Delete the caller's API token (it stops working at once)",
+        request=None,
+        responses={204: None},
+    )
+    def post(self, request: Request) -> Response:
+        api_token_revoke(user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)

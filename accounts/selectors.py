@@ -1,14 +1,50 @@
-"""Reads of the accounts app: where a login comes from, and whether it is locked."""
+"""Reads of the accounts app: people, where a login comes from, and whether it is locked."""
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
 from accounts.domain.login_throttle import client_address, header_meta_key, throttle_keys
 
 LOGIN_THROTTLE_PREFIX = "login-throttle"
+
+# Django marks a password nobody can log in with by starting it with "!" (``set_unusable_password``): the
+# demo's simulated annotators have one, and so does any account that only exists to hold data.
+UNUSABLE_PASSWORD_PREFIX = "!"
+
+
+def real_users() -> QuerySet[AbstractBaseUser]:
+    """Active people who can log in: the ones a manager may put in a project (never simulated users)."""
+    return (
+        get_user_model()
+        .objects.filter(is_active=True)
+        .exclude(Q(password__startswith=UNUSABLE_PASSWORD_PREFIX) | Q(password=""))
+    )
+
+
+def people_list(*, query: str = "") -> QuerySet[AbstractBaseUser]:
+    """Everyone who can log in or could again (deactivated people included), with their groups and
+    language, filtered by ``query`` on username, name or e-mail."""
+    people = (
+        get_user_model()
+        .objects.exclude(Q(password__startswith=UNUSABLE_PASSWORD_PREFIX) | Q(password=""))
+        .select_related("profile")
+        .prefetch_related("groups")
+        .order_by("-is_active", "username")
+    )
+    if query:
+        people = people.filter(
+            Q(username__icontains=query)
+            | Q(first_name__icontains=query)
+            | Q(last_name__icontains=query)
+            | Q(email__icontains=query)
+        )
+    return people
 
 
 def request_client_address(request: HttpRequest) -> str:

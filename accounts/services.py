@@ -1,20 +1,126 @@
-"""Writes of the accounts app: API tokens; counting failed logins and locking their keys (in the cache)."""
+"""Writes of the accounts app: people (add, deactivate, set-password e-mails), API tokens; counting failed
+logins and locking their keys (in the cache)."""
 
 from __future__ import annotations
 
 import logging
+import secrets
+import smtplib
+from collections.abc import Iterable
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.forms import PasswordResetForm
+from django.contrib.auth.models import AbstractBaseUser, Group
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.core.mail import EmailMessage
 from django.db import transaction
+from django.template.loader import render_to_string
 from rest_framework.authtoken.models import Token
 
 from accounts.domain.login_throttle import throttle_keys
+from accounts.models import Profile
 from accounts.selectors import login_failures_cache_key, login_lock_cache_key, login_throttle_limits
 
 logger = logging.getLogger(__name__)
+
+
+class PersonInvalid(Exception):
+    """A person could not be added or changed; ``errors`` maps each field to its message."""
+
+    def __init__(self, errors: dict[str, str]):
+        self.errors = errors
+        super().__init__("; ".join(f"{field}: {message}" for field, message in errors.items()))
+
+
+@transaction.atomic
+def person_create(
+    *,
+    username: str,
+    first_name: str = "",
+    last_name: str = "",
+    email: str = "",
+    language: str = "",
+    groups: Iterable[Group] = (),
+) -> AbstractBaseUser:
+    """Add a person. Their password is a random one nobody knows; they choose their own from the
+    set-password e-mail (:func:`person_password_reset_send`)."""
+    User = get_user_model()
+    user = User(username=username.strip(), first_name=first_name, last_name=last_name, email=email)
+    # A random, usable password: the person sets theirs through the e-mailed link. (An unusable one would
+    # both refuse that link and mark them like the demo's simulated annotators.)
+    user.set_password(secrets.token_urlsafe(32))
+    profile = Profile(language=language)
+    errors: dict[str, str] = {}
+    for obj, exclude in ((user, ["password"]), (profile, ["user"])):
+        try:
+            obj.full_clean(exclude=exclude)
+        except ValidationError as exc:
+            errors.update({field: " ".join(messages) for field, messages in exc.message_dict.items()})
+    if errors:
+        raise PersonInvalid(errors)
+    user.save()
+    profile.user = user
+    profile.save()
+    user.groups.set(groups)
+    return user
+
+
+@transaction.atomic
+def person_active_set(*, user: AbstractBaseUser, active: bool) -> AbstractBaseUser:
+    """Deactivate (no login, no API token works) or reactivate a person; their past work stays."""
+    user.is_active = active
+    user.save(update_fields=["is_active"])
+    if not active:
+        Token.objects.filter(user=user).delete()
+    return user
+
+
+class _OnePersonResetForm(PasswordResetForm):
+    """Django's reset form, sending to one chosen person rather than to every account with the address."""
+
+    def __init__(self, *args, person: AbstractBaseUser, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.person = person
+
+    def get_users(self, email):
+        return [self.person]
+
+    def send_mail(self, subject_template_name, email_template_name, context, from_email, to_email, **kwargs):
+        # Django's form logs a failed send and carries on; the manager must hear of it instead.
+        subject = "".join(render_to_string(subject_template_name, context).splitlines())
+        body = render_to_string(email_template_name, context)
+        EmailMessage(subject, body, from_email, [to_email]).send()
+
+
+def person_password_reset_send(*, user: AbstractBaseUser, domain: str, use_https: bool) -> None:
+    """E-mail ``user`` a one-time link to set a new password (Django's reset token: it stops working once
+    used, once the password changes, or after ``PASSWORD_RESET_TIMEOUT``)."""
+    if not user.email:
+        raise PersonInvalid({"email": f"{user.get_username()} has no e-mail address to send the link to."})
+    if not user.is_active:
+        raise PersonInvalid({"is_active": f"{user.get_username()} is deactivated; reactivate them first."})
+    form = _OnePersonResetForm(data={"email": user.email}, person=user)
+    if not form.is_valid():
+        raise PersonInvalid({"email": " ".join(form.errors.get("email", []))})
+    try:
+        form.save(
+            domain_override=domain,
+            use_https=use_https,
+            subject_template_name="registration/password_reset_subject.txt",
+            email_template_name="registration/password_reset_email.txt",
+        )
+    except (smtplib.SMTPException, OSError) as exc:
+        logger.warning("set-password e-mail to user %s not sent: %s", user.pk, exc)
+        raise PersonInvalid({"email": f"The e-mail to {user.email} could not be sent ({exc})."}) from exc
+
+
+@transaction.atomic
+def api_token_revoke(*, user: AbstractBaseUser) -> bool:
+    """Delete ``user``'s API token; it is refused at once. False when they had none."""
+    deleted, _ = Token.objects.filter(user=user).delete()
+    return bool(deleted)
 
 
 @transaction.atomic

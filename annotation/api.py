@@ -10,19 +10,20 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.permissions import HasRole
-from accounts.roles import ANNOTATOR, PROJECT_MANAGER
+from accounts.roles import ANNOTATOR, PROJECT_MANAGER, has_role
 from annotation import selectors, services
 from annotation.models import AnnotatorGroup, Assignment, FlagRecompute, Project
 from annotation.serializers import (
     AnnotationInputSerializer,
     AnnotationResultSerializer,
+    AnnotatorProjectSerializer,
     ConceptPairsInputSerializer,
     ErrorSerializer,
     FlagRecomputeSerializer,
@@ -58,11 +59,36 @@ def _error(exc: services.AnnotationError, code: int = status.HTTP_400_BAD_REQUES
 
 
 class ProjectListApi(ListAPIView):
-    permission_classes = [HasRole(PROJECT_MANAGER)]
+    """Project managers: every project. Annotators: the active and paused projects they are members of,
+    with their own progress (no dataset, no settings that could name a model)."""
+
+    permission_classes = [HasRole(PROJECT_MANAGER, ANNOTATOR)]
     serializer_class = ProjectSerializer
 
+    def _manager(self) -> bool:
+        return has_role(self.request.user, PROJECT_MANAGER)
+
+    def get_serializer_class(self):
+        return ProjectSerializer if self._manager() else AnnotatorProjectSerializer
+
     def get_queryset(self):
-        return selectors.project_list().prefetch_related("groups")
+        if self._manager():
+            return selectors.project_list().prefetch_related("groups")
+        return selectors.annotator_projects(user=self.request.user)
+
+    @extend_schema(
+        responses={
+            200: PolymorphicProxySerializer(
+                component_name="ProjectListItem",
+                serializers=[ProjectSerializer, AnnotatorProjectSerializer],
+                resource_type_field_name=None,
+                many=True,
+            )
+        },
+        summary="Projects: all of them for project managers; an annotator's own, with their progress",
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
 
 
 class ProjectCreateApi(APIView):

@@ -8,9 +8,11 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from accounts.roles import ANNOTATOR
+from accounts.selectors import real_users
 from annotation.domain import rubrics as default_rubrics
 from annotation.models import AnnotatorGroup, Project
 from annotation.services.projects import SINGLE_OWNER_KINDS
@@ -20,9 +22,44 @@ from datasets_app.domain.questions import LLM_ERROR_CATEGORIES
 from datasets_app.domain.translation_flags import DEFAULT_LENGTH_Z_THRESHOLD, DEFAULT_REGISTER_MARKERS
 from datasets_app.models import Dataset
 
+# The fields each kind of project uses, besides the common ones; the form shows and checks only these.
+COMMON_FIELDS = (
+    "kind",
+    "dataset",
+    "name",
+    "groups",
+    "seed",
+    "lease_minutes",
+    "allow_edits",
+    "instructions_id",
+    "instructions_en",
+)
+KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    Project.Kind.LIKERT: ("criteria", "best_pick", "allow_all_bad", "overlap", "gold_rate"),
+    Project.Kind.BEST_OF_N: ("allow_all_bad", "overlap", "gold_rate"),
+    Project.Kind.PAIRWISE: ("pair_mode", "pairs_per_prompt", "turn_mode", "overlap", "gold_rate"),
+    Project.Kind.TRANSLATION: (),
+    Project.Kind.TRANSLATION_REVIEW: (),
+    Project.Kind.QUESTION_AUTHORING: (),
+    Project.Kind.MCQ_ANSWER: ("overlap", "max_ambiguous"),
+}
+# Which datasets each kind reads.
+KIND_DATASETS: dict[str, str] = {
+    Project.Kind.LIKERT: Dataset.Kind.PROMPTS,
+    Project.Kind.BEST_OF_N: Dataset.Kind.PROMPTS,
+    Project.Kind.PAIRWISE: Dataset.Kind.PROMPTS,
+    Project.Kind.TRANSLATION: Dataset.Kind.TRANSLATIONS,
+    Project.Kind.TRANSLATION_REVIEW: Dataset.Kind.TRANSLATIONS,
+    Project.Kind.QUESTION_AUTHORING: Dataset.Kind.QUESTIONS,
+    Project.Kind.MCQ_ANSWER: Dataset.Kind.QUESTIONS,
+}
+
 
 class ProjectCreateForm(forms.Form):
+    """A new project of one kind: built with ``kind=``, it holds (and checks) only that kind's fields."""
+
     dataset = forms.ModelChoiceField(
+        label=_("Dataset"),
         queryset=Dataset.objects.order_by("name"),
         required=False,
         help_text=_(
@@ -30,32 +67,50 @@ class ProjectCreateForm(forms.Form):
             "Question authoring without a dataset creates one."
         ),
     )
-    name = forms.CharField(max_length=200)
-    kind = forms.ChoiceField(choices=Project.Kind.choices)
+    name = forms.CharField(label=_("Name"), max_length=200)
+    kind = forms.ChoiceField(label=_("Kind"), choices=Project.Kind.choices, widget=forms.HiddenInput)
     criteria = forms.MultipleChoiceField(
+        label=_("Criteria"),
         choices=[(c, default_rubrics.CRITERION_LABELS[c]["en"]) for c in default_rubrics.CRITERIA],
         initial=list(default_rubrics.CRITERIA),
         required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text=_("Likert: each response is rated 1-5 on each criterion."),
     )
-    best_pick = forms.ChoiceField(choices=Project.BestPick.choices, initial="optional")
+    best_pick = forms.ChoiceField(
+        label=_("Best-of-N pick"), choices=Project.BestPick.choices, initial="optional"
+    )
     allow_all_bad = forms.BooleanField(required=False, label=_('Allow "all bad" as the best pick'))
     overlap = forms.IntegerField(
-        min_value=1, max_value=50, initial=3, help_text=_("Annotators per task per group.")
+        label=_("Overlap (k)"),
+        min_value=1,
+        max_value=50,
+        initial=3,
+        help_text=_("Annotators per task per group."),
     )
     groups = forms.CharField(
-        initial="A, B", help_text=_("Comma-separated group names; k applies in each group."), max_length=500
+        label=_("Groups"),
+        initial="A, B",
+        help_text=_("Comma-separated group names; k applies in each group."),
+        max_length=500,
     )
-    pair_mode = forms.ChoiceField(choices=Project.PairMode.choices, initial="sample")
-    pairs_per_prompt = forms.IntegerField(min_value=1, max_value=45, initial=3)
-    turn_mode = forms.ChoiceField(choices=Project.TurnMode.choices, initial="overall")
-    seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, required=False, help_text=_("Empty: random."))
-    lease_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=30)
-    allow_edits = forms.BooleanField(required=False, initial=True)
-    gold_rate = forms.FloatField(min_value=0, max_value=1, initial=0)
-    instructions_id = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
-    instructions_en = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    pair_mode = forms.ChoiceField(label=_("Pairs"), choices=Project.PairMode.choices, initial="sample")
+    pairs_per_prompt = forms.IntegerField(label=_("Pairs per prompt"), min_value=1, max_value=45, initial=3)
+    turn_mode = forms.ChoiceField(label=_("Vote per"), choices=Project.TurnMode.choices, initial="overall")
+    seed = forms.IntegerField(
+        label=_("Seed"), min_value=0, max_value=2**31 - 1, required=False, help_text=_("Empty: random.")
+    )
+    lease_minutes = forms.IntegerField(
+        label=_("Lease (minutes)"), min_value=1, max_value=7 * 24 * 60, initial=30
+    )
+    allow_edits = forms.BooleanField(label=_("Allow edits after submitting"), required=False, initial=True)
+    gold_rate = forms.FloatField(label=_("Gold item rate"), min_value=0, max_value=1, initial=0)
+    instructions_id = forms.CharField(
+        label=_("Instructions (Indonesian)"), widget=forms.Textarea(attrs={"rows": 4}), required=False
+    )
+    instructions_en = forms.CharField(
+        label=_("Instructions (English)"), widget=forms.Textarea(attrs={"rows": 4}), required=False
+    )
     max_ambiguous = forms.IntegerField(
         min_value=0,
         max_value=50,
@@ -65,46 +120,68 @@ class ProjectCreateForm(forms.Form):
         help_text=_("Answering: a question flagged ambiguous by more annotators than this is excluded."),
     )
 
+    def __init__(self, *args, kind: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        if kind not in KIND_FIELDS:
+            raise ValueError(f"unknown project kind {kind!r}")
+        self.kind = kind
+        self.initial["kind"] = kind
+        self.fields["kind"].choices = [(kind, Project.Kind(kind).label)]
+        wanted = set(COMMON_FIELDS) | set(KIND_FIELDS[kind])
+        for name in [n for n in self.fields if n not in wanted]:
+            del self.fields[name]
+        self.fields["dataset"].queryset = Dataset.objects.filter(kind=KIND_DATASETS[kind]).order_by("name")
+        # Choosing a dataset shows its counts and one of its tasks (htmx; without it, a "show" button).
+        self.fields["dataset"].widget.attrs.update(
+            {
+                "hx-get": f"{reverse('annotation:manage_create')}?kind={kind}",
+                "hx-target": "#dataset-summary",
+                "hx-trigger": "change",
+            }
+        )
+        if kind == Project.Kind.QUESTION_AUTHORING:
+            self.fields["dataset"].empty_label = _("(a new dataset for the questions written)")
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        kind = data.get("kind")
-        if kind in SINGLE_OWNER_KINDS:
-            data["overlap"] = 1  # one translator, reviewer or author per item
-        if not data.get("dataset") and kind != Project.Kind.QUESTION_AUTHORING:
+        if not data.get("dataset") and self.kind != Project.Kind.QUESTION_AUTHORING:
             self.add_error("dataset", _("Choose a dataset."))
         return data
 
     def service_kwargs(self) -> dict[str, Any]:
         data = dict(self.cleaned_data)
         data["groups"] = [name.strip() for name in data["groups"].split(",") if name.strip()]
+        if self.kind in SINGLE_OWNER_KINDS:
+            data["overlap"] = 1  # one translator, reviewer or author per item
         if data.get("max_ambiguous") is None:
-            data["max_ambiguous"] = 3
-        if data["kind"] not in (Project.Kind.LIKERT, Project.Kind.BEST_OF_N, Project.Kind.PAIRWISE):
-            for name in (
-                "criteria",
-                "best_pick",
-                "allow_all_bad",
-                "pair_mode",
-                "pairs_per_prompt",
-                "turn_mode",
-            ):
-                data.pop(name, None)
+            data.pop("max_ambiguous", None)
         return data
 
 
 class GroupForm(forms.Form):
-    name = forms.CharField(max_length=100)
+    name = forms.CharField(label=_("Name"), max_length=100)
+
+
+class GroupChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: AnnotatorGroup) -> str:
+        return obj.name
+
+
+class PersonChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj) -> str:
+        full = obj.get_full_name()
+        return f"{obj.get_username()} ({full})" if full else obj.get_username()
 
 
 class MemberForm(forms.Form):
-    users = forms.ModelMultipleChoiceField(queryset=get_user_model().objects.none())
-    group = forms.ModelChoiceField(queryset=AnnotatorGroup.objects.none())
+    """Annotators who can log in (never the demo's simulated ones), put into one of the project's groups."""
+
+    users = PersonChoiceField(label=_("Annotators"), queryset=get_user_model().objects.none())
+    group = GroupChoiceField(label=_("Group"), queryset=AnnotatorGroup.objects.none())
 
     def __init__(self, *args, project: Project, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["users"].queryset = (
-            get_user_model().objects.filter(groups__name=ANNOTATOR, is_active=True).order_by("username")
-        )
+        self.fields["users"].queryset = real_users().filter(groups__name=ANNOTATOR).order_by("username")
         self.fields["group"].queryset = project.groups.order_by("id")
 
 
@@ -148,6 +225,7 @@ class ConceptPairsForm(forms.Form):
 
     file = forms.FileField(label=_("Concept pairs (CSV or JSONL)"))
     language = forms.ChoiceField(
+        label=_("Language"),
         choices=[(code, LANGUAGES[code].name_en) for code in TARGET_LANGUAGE_CODES],
         initial="ind",
         help_text=_("Used for rows without a language column."),
@@ -166,6 +244,8 @@ class ConceptPairsForm(forms.Form):
 
 class TaxonomyForm(forms.Form):
     error_types = forms.MultipleChoiceField(
-        choices=[(code, texts[0]) for code, texts in LLM_ERROR_CATEGORIES.items()], required=False
+        label=_("Error types"),
+        choices=[(code, texts[0]) for code, texts in LLM_ERROR_CATEGORIES.items()],
+        required=False,
     )
-    comment = forms.CharField(required=False, max_length=2000)
+    comment = forms.CharField(label=_("Comment"), required=False, max_length=2000)

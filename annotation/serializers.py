@@ -2,10 +2,28 @@
 response id, prompt id or dataset meta: they are built from ``selectors.TaskView`` only."""
 
 from django.contrib.auth import get_user_model
+from django.urls import reverse
 from rest_framework import serializers
 
 from annotation.models import FlagRecompute, Membership, Project
 from datasets_app.models import Dataset
+
+
+class AnnotatorProjectSerializer(serializers.Serializer):
+    """One of an annotator's projects, as ``annotation.selectors.annotator_projects`` reads it."""
+
+    id = serializers.IntegerField(source="project.pk")
+    name = serializers.CharField(source="project.name")
+    kind = serializers.CharField(source="project.kind")
+    status = serializers.CharField(source="project.status")
+    group = serializers.CharField(source="group_name")
+    done = serializers.IntegerField(help_text="Tasks you have submitted.")
+    total = serializers.IntegerField(help_text="Tasks in the project.")
+    percent = serializers.IntegerField()
+    next_url = serializers.SerializerMethodField(help_text="Where to claim your next task.")
+
+    def get_next_url(self, obj) -> str:
+        return reverse("api-next-task", kwargs={"project_id": obj.project.pk})
 
 
 class ProjectSerializer(serializers.ModelSerializer):

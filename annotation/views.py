@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.translation import get_language, gettext_lazy
+from django.utils.translation import get_language, gettext_lazy, gettext_noop
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -22,6 +22,7 @@ from accounts.permissions import role_required
 from accounts.roles import ANNOTATOR, PROJECT_MANAGER, REVIEWER
 from annotation import selectors, services
 from annotation.forms import (
+    KIND_FIELDS,
     ConceptPairsForm,
     FlagSettingsForm,
     GroupForm,
@@ -33,11 +34,12 @@ from annotation.models import JOB_KINDS, Assignment, FlagRecompute, Project
 from datasets_app.domain.questions import CHOICE_LABELS
 from datasets_app.jobs import JobRefused
 
+# Stored in English; shown translated (``gettext_noop`` marks them for the catalogue).
 SKIP_REASONS = (
-    ("language", "I do not know this language or register well enough"),
-    ("unclear", "The prompt is unclear or broken"),
-    ("offensive", "The content is offensive or distressing"),
-    ("other", "Another reason"),
+    ("language", gettext_noop("I do not know this language or register well enough")),
+    ("unclear", gettext_noop("The prompt is unclear or broken")),
+    ("offensive", gettext_noop("The content is offensive or distressing")),
+    ("other", gettext_noop("Another reason")),
 )
 SCALE = (1, 2, 3, 4, 5)
 _RATING_FIELD = re.compile(r"^r-(\d+)-([a-z_]+)$")
@@ -295,7 +297,19 @@ def manage_list(request: HttpRequest) -> HttpResponse:
 
 @role_required(PROJECT_MANAGER)
 def manage_create(request: HttpRequest) -> HttpResponse:
-    form = ProjectCreateForm(request.POST or None)
+    """A short wizard: choose the kind of job, then fill in only that kind's fields, seeing the chosen
+    dataset's counts and one of its tasks as the annotator will see it."""
+    kind = request.POST.get("kind") or request.GET.get("kind", "")
+    if kind not in KIND_FIELDS:
+        if kind:
+            messages.error(
+                request, _("Unknown project kind %(kind)s; choose one below.") % {"kind": repr(kind)}
+            )
+        return render(request, "annotation/manage_create.html", {"kinds": Project.Kind.choices})
+    if request.method == "POST":
+        form = ProjectCreateForm(request.POST, kind=kind)
+    else:
+        form = ProjectCreateForm(initial={"dataset": request.GET.get("dataset")}, kind=kind)
     if request.method == "POST" and form.is_valid():
         try:
             project = services.project_create(created_by=request.user, **form.service_kwargs())
@@ -309,7 +323,16 @@ def manage_create(request: HttpRequest) -> HttpResponse:
                 % {"n": project.n_tasks},
             )
             return redirect("annotation:manage_detail", project_id=project.pk)
-    return render(request, "annotation/manage_create.html", {"form": form})
+    context = {"form": form, "kind": kind, "kind_label": Project.Kind(kind).label}
+    chosen = form["dataset"].value()
+    dataset = (
+        form.fields["dataset"].queryset.filter(pk=chosen).first() if str(chosen or "").isdigit() else None
+    )
+    if dataset is not None:
+        context["summary"] = selectors.dataset_summary(dataset=dataset)
+        context["preview"] = selectors.task_preview(dataset=dataset, kind=kind, lang=_lang())
+    template = "annotation/manage_create.html#dataset" if request.htmx else "annotation/manage_create.html"
+    return render(request, template, context)
 
 
 @role_required(PROJECT_MANAGER)

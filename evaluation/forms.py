@@ -77,9 +77,13 @@ class EndpointForm(forms.Form):
     """Create or edit a model endpoint; default sampling parameters are separate fields."""
 
     slug = forms.SlugField(
-        max_length=100, help_text=_("Unique name; generated responses carry it as their model name.")
+        label=_("Slug"),
+        max_length=100,
+        help_text=_("Unique name; generated responses carry it as their model name."),
     )
-    backend = forms.ChoiceField(choices=ModelEndpoint.Backend.choices, initial=ModelEndpoint.Backend.OPENAI)
+    backend = forms.ChoiceField(
+        label=_("Backend"), choices=ModelEndpoint.Backend.choices, initial=ModelEndpoint.Backend.OPENAI
+    )
     base_url = forms.CharField(
         max_length=500,
         required=False,
@@ -87,14 +91,24 @@ class EndpointForm(forms.Form):
         validators=[validate_base_url],
         help_text=_("For OpenAI-compatible servers, e.g. http://localhost:8000/v1."),
     )
-    model_id = forms.CharField(max_length=300, help_text=_("Model name at the server, or a local path."))
+    model_id = forms.CharField(
+        label=_("Model id"), max_length=300, help_text=_("Model name at the server, or a local path.")
+    )
     queue = forms.CharField(
-        max_length=120, initial="default", help_text=_("'default' or 'gpu.<name>' for a GPU worker.")
+        label=_("Queue"),
+        max_length=120,
+        initial="default",
+        help_text=_("'default' or 'gpu.<name>' for a GPU worker."),
     )
     max_concurrency = forms.IntegerField(
-        min_value=1, max_value=1024, initial=8, help_text=_("Requests in flight per worker process.")
+        label=_("Concurrent requests"),
+        min_value=1,
+        max_value=1024,
+        initial=8,
+        help_text=_("Requests in flight per worker process."),
     )
     backend_options = forms.JSONField(
+        label=_("Backend options"),
         required=False,
         initial=dict,
         widget=forms.Textarea(attrs={"rows": 4}),
@@ -173,7 +187,7 @@ def _endpoints() -> Any:
 class _RunForm(forms.Form):
     """Fields every run start shares; ``options()`` builds the service's options dict."""
 
-    name = forms.CharField(max_length=200, required=False)
+    name = forms.CharField(label=_("Name"), max_length=200, required=False)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -191,7 +205,7 @@ class _RunForm(forms.Form):
 
 class GenerationRunForm(_RunForm):
     dataset = forms.ModelChoiceField(
-        queryset=Dataset.objects.filter(kind=Dataset.Kind.PROMPTS).order_by("name")
+        label=_("Dataset"), queryset=Dataset.objects.filter(kind=Dataset.Kind.PROMPTS).order_by("name")
     )
     endpoints = forms.ModelMultipleChoiceField(
         queryset=_endpoints(), widget=forms.CheckboxSelectMultiple, label=_("Models")
@@ -199,8 +213,12 @@ class GenerationRunForm(_RunForm):
     n_per_prompt = forms.IntegerField(
         min_value=1, max_value=100, initial=1, label=_("Samples per prompt"), help_text=_("1 to 100.")
     )
-    system_prompt = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
-    chunk_size = forms.IntegerField(required=False, help_text=_("Items per worker task. Empty: 16."))
+    system_prompt = forms.CharField(
+        label=_("System prompt"), required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    chunk_size = forms.IntegerField(
+        label=_("Chunk size"), required=False, help_text=_("Items per worker task. Empty: 16.")
+    )
 
     field_order = ["name", "dataset", "endpoints", "n_per_prompt"]
 
@@ -221,16 +239,20 @@ class JudgeRunForm(_RunForm):
     judge_kind = forms.ChoiceField(choices=JudgeTemplate.Kind.choices, label=_("Judge kind"))
     endpoint = forms.ModelChoiceField(queryset=_endpoints(), label=_("Judge model"))
     dataset = forms.ModelChoiceField(
+        label=_("Dataset"),
         queryset=Dataset.objects.filter(kind=Dataset.Kind.PROMPTS).order_by("name"),
         required=False,
         help_text=_("Either a dataset (its responses) or an annotation project (its tasks)."),
     )
     annotation_project = forms.ModelChoiceField(
+        label=_("Annotation project"),
         queryset=Project.objects.order_by("name"),
         required=False,
         help_text=_("Either a dataset (its responses) or an annotation project (its tasks)."),
     )
-    order_mode = forms.ChoiceField(choices=JudgeRun.OrderMode.choices, initial=JudgeRun.OrderMode.BOTH)
+    order_mode = forms.ChoiceField(
+        label=_("Orders"), choices=JudgeRun.OrderMode.choices, initial=JudgeRun.OrderMode.BOTH
+    )
     pairwise_family = forms.ChoiceField(
         choices=[("", _("The template's family (no tie when no template is chosen)"))]
         + list(JudgeRun.PairwiseFamily.choices),
@@ -244,6 +266,7 @@ class JudgeRunForm(_RunForm):
         label=_("Template language"),
     )
     template = forms.ModelChoiceField(
+        label=_("Template"),
         queryset=JudgeTemplate.objects.order_by("name", "kind", "language", "-version"),
         required=False,
         help_text=_("Empty: the latest default template of the kind, in the language above."),
@@ -258,14 +281,19 @@ class JudgeRunForm(_RunForm):
         required=False, label=_("One verdict per turn"), help_text=_("Pairwise over a dataset.")
     )
     structured_output = forms.BooleanField(
-        required=False, initial=True, help_text=_("Ask for JSON with the template's schema.")
+        label=_("Structured output"),
+        required=False,
+        initial=True,
+        help_text=_("Ask for JSON with the template's schema."),
     )
     on_one_error = forms.ChoiceField(
         choices=[("use_other", _("Use the other order")), ("error", _("Count as an error"))],
         initial="use_other",
         label=_("When one order cannot be parsed"),
     )
-    chunk_size = forms.IntegerField(required=False, help_text=_("Items per worker task. Empty: 16."))
+    chunk_size = forms.IntegerField(
+        label=_("Chunk size"), required=False, help_text=_("Items per worker task. Empty: 16.")
+    )
 
     field_order = [
         "name",
@@ -303,10 +331,11 @@ class JudgeRunForm(_RunForm):
 
 
 class BenchmarkRunForm(_RunForm):
-    task = forms.ChoiceField(choices=BenchmarkRun.Task.choices)
+    task = forms.ChoiceField(label=_("Task"), choices=BenchmarkRun.Task.choices)
     endpoint = forms.ModelChoiceField(queryset=_endpoints(), label=_("Model"))
-    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
+    dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=Dataset.objects.order_by("name"))
     scoring = forms.ChoiceField(
+        label=_("Scoring"),
         choices=[
             ("", _("Task default")),
             ("extract", _("Multiple choice: extract the answer letter")),
@@ -319,15 +348,22 @@ class BenchmarkRunForm(_RunForm):
         help_text=_("Defaults: extract, chrF++, substring."),
     )
     judge_endpoint = forms.ModelChoiceField(
-        queryset=_endpoints(), required=False, help_text=_("Open QA scored by a judge.")
+        label=_("Judge model"),
+        queryset=_endpoints(),
+        required=False,
+        help_text=_("Open QA scored by a judge."),
     )
-    judge_language = forms.ChoiceField(choices=JudgeTemplate.Language.choices, initial="en")
+    judge_language = forms.ChoiceField(
+        label=_("Judge language"), choices=JudgeTemplate.Language.choices, initial="en"
+    )
     prompt_language = forms.ChoiceField(
+        label=_("Prompt language"),
         choices=[("id", _("Indonesian")), ("en", _("English"))],
         initial="id",
         help_text=_("Language of the multiple-choice prompt variants."),
     )
     variant = forms.CharField(
+        label=_("Prompt variant"),
         required=False,
         max_length=40,
         help_text=_("One prompt variant id. Empty: a seeded choice per question."),
@@ -336,17 +372,26 @@ class BenchmarkRunForm(_RunForm):
         required=False, min_value=0, max_value=32, initial=0, label=_("Examples (k-shot)")
     )
     shot_split = forms.CharField(
-        required=False, max_length=40, help_text=_("Questions whose split is this serve as examples.")
+        label=_("Split of the examples"),
+        required=False,
+        max_length=40,
+        help_text=_("Questions whose split is this serve as examples."),
     )
     shot_dataset = forms.ModelChoiceField(
+        label=_("Dataset of the examples"),
         queryset=Dataset.objects.filter(kind=Dataset.Kind.QUESTIONS).order_by("name"),
         required=False,
         help_text=_("Where the examples come from. Empty: the same dataset."),
     )
     eval_split = forms.CharField(
-        required=False, max_length=40, help_text=_("Only questions of this split are scored. Empty: all.")
+        label=_("Split to score"),
+        required=False,
+        max_length=40,
+        help_text=_("Only questions of this split are scored. Empty: all."),
     )
-    chunk_size = forms.IntegerField(required=False, help_text=_("Items per worker task. Empty: 16."))
+    chunk_size = forms.IntegerField(
+        label=_("Chunk size"), required=False, help_text=_("Items per worker task. Empty: 16.")
+    )
 
     field_order = ["name", "task", "endpoint", "dataset", "scoring", "judge_endpoint", "judge_language"]
 

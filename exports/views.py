@@ -47,6 +47,10 @@ STRATEGY_LABELS = {
     "best_vs_rest": _("Best vs rest: the most-picked response against each other one"),
     "pairwise_majority": _("Pairwise majority: the side most votes preferred"),
 }
+ORDERING_LABELS = {
+    "weighted": _("weighted: the weighted sum of the criterion means"),
+    "lexicographic": _("lexicographic: criteria compared one after another, in the order given"),
+}
 
 
 class ExportForm(forms.Form):
@@ -57,7 +61,9 @@ class ExportForm(forms.Form):
         required=False,
         help_text=_("For the scores strategy, e.g. relevance=2,fluency=1; empty: every criterion weighs 1."),
     )
-    ordering = forms.ChoiceField(label=_("Ordering"), choices=[(o, o) for o in ORDERINGS], initial="weighted")
+    ordering = forms.ChoiceField(
+        label=_("Ordering"), choices=[(o, ORDERING_LABELS[o]) for o in ORDERINGS], initial="weighted"
+    )
     min_margin = forms.FloatField(label=_("Minimum margin"), min_value=0, initial=0)
     min_annotators = forms.IntegerField(label=_("Minimum annotators per prompt"), min_value=1, initial=1)
     min_agreement = forms.FloatField(

@@ -119,6 +119,13 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
+
+# E-mail (set-password links for new people and password resets). Embedded: printed on the console by
+# Django's console backend. Production: EMAIL_URL, e.g. smtp+tls://user:password@smtp.example.org:587.
+EMAIL_URL = env.str("EMAIL_URL", default="") or "consolemail://"
+vars().update(env.email_url_config(EMAIL_URL))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Timbang <timbang@localhost>")
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600)
 LOGOUT_REDIRECT_URL = "login"
 # Login throttling (accounts/backends.py): failed logins are counted per account at a client and per
 # client; a count at its limit locks that key for LOGIN_LOCKOUT_SECONDS, and failures older than that

@@ -22,6 +22,12 @@
   };
   var THRESHOLDS = [{ t: 0.667 }, { t: 0.8 }];
 
+  // Axis titles in the page's language: the page writes them, translated, on <div id="chart-labels">.
+  function label(key, english) {
+    var holder = document.getElementById("chart-labels");
+    return (holder && holder.dataset[key]) || english;
+  }
+
   function defined(rows, field) {
     return rows.filter(function (r) { return r[field] !== null && r[field] !== undefined; });
   }
@@ -50,7 +56,7 @@
             encoding: { y: y, x: { field: "ci_low", type: "quantitative" }, x2: { field: "ci_high" } } },
           { mark: { type: "point", filled: true, size: 90 },
             encoding: { y: y, tooltip: tooltip,
-              x: { field: "alpha", type: "quantitative", title: "Krippendorff's alpha (95% CI)", scale: { domain: [-0.2, 1], clamp: true } } } }
+              x: { field: "alpha", type: "quantitative", title: label("alphaCi", "Krippendorff's alpha (95% CI)"), scale: { domain: [-0.2, 1], clamp: true } } } }
         ]
       });
     },
@@ -61,8 +67,8 @@
         height: 220,
         mark: { type: "line", point: true },
         encoding: {
-          x: { field: "n_submissions", type: "quantitative", title: "submissions", axis: { format: "d", tickMinStep: 1 } },
-          y: { field: "alpha", type: "quantitative", title: "alpha", scale: { domain: [-0.2, 1], clamp: true } },
+          x: { field: "n_submissions", type: "quantitative", title: label("submissions", "submissions"), axis: { format: "d", tickMinStep: 1 } },
+          y: { field: "alpha", type: "quantitative", title: label("alpha", "alpha"), scale: { domain: [-0.2, 1], clamp: true } },
           color: { field: "criterion", type: "nominal" },
           tooltip: [{ field: "criterion" }, { field: "n_submissions" }, { field: "alpha", format: ".3f" }]
         }
@@ -93,7 +99,7 @@
         mark: { type: "point", filled: true, size: 70 },
         encoding: {
           y: { field: "coder", type: "nominal", title: null },
-          x: { field: "delta", type: "quantitative", title: "alpha without the annotator minus alpha with everyone" },
+          x: { field: "delta", type: "quantitative", title: label("annotatorDelta", "alpha without the annotator minus alpha with everyone") },
           color: { field: "criterion", type: "nominal" },
           tooltip: [{ field: "coder" }, { field: "criterion" }, { field: "delta", format: ".3f" },
             { field: "alpha_without", format: ".3f" }, { field: "n_values" }]
@@ -110,7 +116,7 @@
           { mark: { type: "rule", strokeWidth: 2 },
             encoding: { x: { field: "ci_low", type: "quantitative", scale: { zero: false } }, x2: { field: "ci_high" } } },
           { mark: { type: "point", filled: true, size: 80 },
-            encoding: { x: { field: "rating", type: "quantitative", title: "Bradley-Terry rating (95% CI)" },
+            encoding: { x: { field: "rating", type: "quantitative", title: label("bradleyTerry", "Bradley-Terry rating (95% CI)") },
               tooltip: [{ field: "model" }, { field: "source" }, { field: "rating", format: ".0f" },
                 { field: "ci_low", format: ".0f" }, { field: "ci_high", format: ".0f" }, { field: "games" }] } }
         ]
@@ -127,7 +133,7 @@
         encoding: {
           y: { field: "judge", type: "nominal", title: null },
           yOffset: { field: "measure" },
-          x: { field: "share", type: "quantitative", title: "agreement with people", scale: { domain: [0, 1] } },
+          x: { field: "share", type: "quantitative", title: label("agreementWithPeople", "agreement with people"), scale: { domain: [0, 1] } },
           color: { field: "measure", type: "nominal" },
           tooltip: [{ field: "judge" }, { field: "measure" }, { field: "share", format: ".3f" }]
         }
@@ -138,15 +144,15 @@
   SPECS.conflicts = function (rows) {
     if (!rows.length) return null;
     var encoding = {
-      x: { field: "answerer", type: "nominal", title: "answerer" },
-      y: { field: "creator", type: "nominal", title: "creator" }
+      x: { field: "answerer", type: "nominal", title: label("answerer", "answerer") },
+      y: { field: "creator", type: "nominal", title: label("creator", "creator") }
     };
     return {
       $schema: SCHEMA,
       data: { values: rows },
       encoding: encoding,
       layer: [
-        { mark: "rect", encoding: { color: { field: "n_conflicts", type: "quantitative", title: "conflicts",
+        { mark: "rect", encoding: { color: { field: "n_conflicts", type: "quantitative", title: label("conflicts", "conflicts"),
             scale: { scheme: "oranges" } },
           tooltip: [{ field: "creator" }, { field: "answerer" }, { field: "n_conflicts" }, { field: "n_answers" }] } },
         { mark: { type: "text", fontSize: 11 }, encoding: { text: { field: "n_conflicts" } } }
@@ -169,7 +175,7 @@
       if (!spec) { el.hidden = true; return; }
       el.dataset.rendered = "1";
       window.vegaEmbed(el, spec, EMBED).catch(function (err) {
-        el.textContent = "Chart unavailable: " + err;
+        el.textContent = label("unavailable", "Chart unavailable:") + " " + err;
       });
     });
   }

@@ -108,3 +108,14 @@ def test_bad_endpoint_and_token_settings_stop_start_up_with_the_reason(tmp_path)
     assert negative.returncode != 0 and "API_TOKEN_LIFETIME_DAYS must be 0 (never)" in negative.stderr
     lower = _settings_value("MODEL_KEY_ENV_PREFIX", {"MODEL_KEY_ENV_PREFIX": "timbang_"}, tmp_path)
     assert lower.returncode != 0 and "MODEL_KEY_ENV_PREFIX must be capital letters" in lower.stderr
+
+
+def test_email_goes_to_the_console_embedded_and_to_smtp_from_email_url(tmp_path):
+    embedded = _settings_value("EMAIL_BACKEND", {"EMAIL_URL": ""}, tmp_path)
+    assert embedded.stdout.strip() == "'django.core.mail.backends.console.EmailBackend'"
+    smtp = _settings_value(
+        "EMAIL_BACKEND + ' ' + s.EMAIL_HOST + ' ' + str(s.EMAIL_PORT) + ' ' + str(s.EMAIL_USE_TLS)",
+        {"EMAIL_URL": "smtp+tls://mailer:secret@smtp.example.org:587"},
+        tmp_path,
+    )
+    assert smtp.stdout.strip() == "'django.core.mail.backends.smtp.EmailBackend smtp.example.org 587 True'"

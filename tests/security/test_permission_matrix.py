@@ -30,9 +30,10 @@ from tests.security.conftest import ROLES, World, connection_kept_open
 
 pytestmark = pytest.mark.django_db
 
-# Patterns tested elsewhere: Django's admin (its own staff check), the language switch and the API
-# schema and its viewers (public by design; see test_schema_and_language_switch_are_public).
-SEPARATE = {"set_language", "schema", "api-docs", "api-redoc"}
+# Patterns tested elsewhere: Django's admin (its own staff check), the language switch, the API
+# schema and its viewers (public by design; see test_schema_and_language_switch_are_public) and the site
+# icon (tests/config/test_static_pages.py).
+SEPARATE = {"set_language", "schema", "api-docs", "api-redoc", "api-redoc-bundle", "favicon"}
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,20 @@ PAGES: dict[str, Row] = {
     "home": Row("GET", "L A A A A A A A"),
     "login": Row("GET", "P P P P P P P P"),
     "logout": Row("POST", "P P P P P P P P"),
+    "accounts:people": Row("GET", MANAGE),
+    "accounts:person_active": Row(
+        "POST", MANAGE, lambda w: {"user_id": w.users["annotator_outsider"].pk}, lambda w: {"active": "1"}
+    ),
+    "accounts:person_password_reset": Row(
+        "POST", MANAGE, lambda w: {"user_id": w.users["annotator_outsider"].pk}
+    ),
+    "accounts:account": Row("GET", "L A A A A A A A"),
+    "accounts:account_token_create": Row("POST", "L A A A A A A A"),
+    "accounts:account_token_revoke": Row("POST", "L A A A A A A A"),
+    "accounts:password_reset_confirm": Row(
+        "GET", "P P P P P P P P", lambda w: {"uidb64": "MQ", "token": "x-y"}
+    ),
+    "accounts:password_reset_complete": Row("GET", "P P P P P P P P"),
     # datasets and preference exports
     "datasets:list": Row("GET", DATA),
     "datasets:detail": Row("GET", DATA, lambda w: {"dataset_id": w.dataset.pk}),
@@ -163,6 +178,7 @@ PAGES: dict[str, Row] = {
 API: dict[str, Row] = {
     # every signed-in user rotates their own API token
     "api-token-rotate": Row("POST", "U A A A A A A A"),
+    "api-token-revoke": Row("POST", "U A A A A A A A"),
     # datasets, imports, exports
     "api-dataset-list": Row("GET", DATA_API),
     "api-dataset-import": Row("POST", DATA_API),
@@ -177,7 +193,7 @@ API: dict[str, Row] = {
     "api-export-detail": Row("GET", DATA_API, lambda w: {"export_id": w.export.pk}),
     "api-export-download": Row("GET", DATA_API, lambda w: {"export_id": w.export.pk}),
     # projects
-    "api-project-list": Row("GET", MANAGE_API),
+    "api-project-list": Row("GET", "U A A A F A F A"),  # annotators: their own projects
     "api-project-create": Row("POST", MANAGE_API),
     "api-project-detail": Row("GET", MANAGE_API, rating),
     "api-project-update": Row("PATCH", MANAGE_API, rating, lambda w: {"name": "renamed"}),

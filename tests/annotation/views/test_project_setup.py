@@ -1,0 +1,120 @@
+"""The new-project wizard shows and checks only the chosen kind's fields, with the dataset's counts and one
+task; the project page names groups by name and offers only real people as members."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from annotation import services
+from annotation.forms import COMMON_FIELDS, KIND_FIELDS
+from annotation.models import Membership, Project
+from tests.annotation.conftest import MODEL_NAMES, build_dataset, build_translation_dataset
+
+pytestmark = pytest.mark.django_db
+
+URL = reverse("annotation:manage_create")
+
+
+def _field_names(html: str) -> set[str]:
+    return set(re.findall(r'data-field="([a-z_]+)"', html))
+
+
+def test_the_first_step_offers_every_kind_and_no_fields(role_client):
+    client = role_client("project_manager")
+    html = client.get(URL).content.decode()
+    for kind in Project.Kind.values:
+        assert f"?kind={kind}" in html
+    assert _field_names(html) == set()
+
+
+@pytest.mark.parametrize("kind", list(KIND_FIELDS))
+def test_each_kind_renders_only_its_own_fields(role_client, kind):
+    client = role_client("project_manager")
+    html = client.get(URL, {"kind": kind}).content.decode()
+    expected = (set(COMMON_FIELDS) | set(KIND_FIELDS[kind])) - {"kind"}
+    assert _field_names(html) == expected
+    assert f'name="kind" value="{kind}"' in html
+
+
+def test_pairwise_is_checked_without_the_likert_fields_and_ignores_them(role_client):
+    dataset = build_dataset(n_prompts=2, n_models=3)
+    client = role_client("project_manager")
+    base = {"kind": "pairwise", "dataset": dataset.pk, "name": "AB", "groups": "A", "lease_minutes": 30}
+    # A missing pairwise field is an error named on its field; nothing is written.
+    response = client.post(URL, {**base, "overlap": 1, "pairs_per_prompt": 3, "turn_mode": "overall"})
+    assert response.status_code == 200
+    assert "pair_mode" in response.context["form"].errors
+    assert not Project.objects.exists()
+    # Likert fields sent along (even invalid ones) are not read.
+    good = {**base, "overlap": 1, "pair_mode": "all", "pairs_per_prompt": 3, "turn_mode": "overall"}
+    response = client.post(URL, {**good, "gold_rate": 0, "criteria": ["nonsense"], "best_pick": "bogus"})
+    assert response.status_code == 302, response.context["form"].errors
+    assert Project.objects.get().kind == "pairwise"
+
+
+def test_unknown_kind_goes_back_to_the_first_step(role_client):
+    client = role_client("project_manager")
+    response = client.post(URL, {"kind": "karaoke", "name": "x"})
+    assert response.status_code == 200 and not Project.objects.exists()
+    assert "?kind=likert" in response.content.decode()
+    assert "Unknown project kind &#x27;karaoke&#x27;; choose one below." in response.content.decode()
+
+
+def test_choosing_a_dataset_shows_its_counts_and_a_blinded_task(role_client):
+    dataset = build_dataset(n_prompts=4, n_models=3)
+    build_translation_dataset(n_units=2, name="units-not-offered")
+    client = role_client("project_manager")
+    page = client.get(URL, {"kind": "likert"}).content.decode()
+    assert "units-not-offered" not in page  # only datasets of prompts for a rating job
+    fragment = client.get(URL, {"kind": "likert", "dataset": dataset.pk}, HTTP_HX_REQUEST="true")
+    html = fragment.content.decode()
+    assert "<html" not in html
+    assert re.search(r'data-testid="n-items">4<', html)
+    assert re.search(r'data-testid="responses-per-prompt">3<', html)
+    assert "ind (4)" in html and "analysis (2)" in html and "math (2)" in html
+    assert "Pertanyaan 0 giliran 1" in html and "Response 3" in html
+    for model in MODEL_NAMES[:3]:
+        assert model not in html
+
+
+def test_groups_are_named_and_simulated_users_are_not_offered(role_client, make_user):
+    dataset = build_dataset(n_prompts=2, n_models=2)
+    client = role_client("project_manager")
+    project = services.project_create(
+        created_by=client.user, dataset=dataset, name="Tim", kind="likert", groups=["Tim Uji"], overlap=1
+    )
+    real = make_user("annotator", username="asih")
+    ghost = make_user("annotator", username="simulasi1")
+    ghost.set_unusable_password()
+    ghost.save()
+    make_user("annotator", username="gone", is_active=False)
+    html = client.get(reverse("annotation:manage_detail", args=[project.pk])).content.decode()
+    assert re.search(r"<option[^>]*>Tim Uji</option>", html)
+    assert f"{project.pk}:Tim Uji" not in html
+    assert f'value="{real.pk}">asih' in html
+    assert "simulasi1" not in html and ">gone" not in html
+    # Posting the simulated user anyway is refused.
+    group = project.groups.get()
+    client.post(
+        reverse("annotation:manage_member_add", args=[project.pk]), {"users": [ghost.pk], "group": group.pk}
+    )
+    assert not Membership.objects.filter(project=project).exists()
+
+
+def test_the_form_and_the_skip_reasons_read_in_indonesian(role_client):
+    from django.utils import translation
+
+    from annotation.views import SKIP_REASONS
+
+    client = role_client("project_manager")
+    client.cookies["django_language"] = "id"
+    html = client.get(URL, {"kind": "pairwise"}).content.decode()
+    assert ">Nama</label>" in html and ">Pasangan per prompt</label>" in html
+    assert ">Name</label>" not in html
+    with translation.override("id"):
+        shown = [translation.gettext(text) for _, text in SKIP_REASONS]
+    assert shown[0] == "Saya kurang menguasai bahasa atau ragam ini"
+    assert all(a != b for a, (_, b) in zip(shown, SKIP_REASONS, strict=True))
