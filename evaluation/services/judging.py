@@ -448,7 +448,6 @@ def judge_compute(
     response_ids = {item["a"] for item in items} | {item["b"] for item in items if item.get("b")}
     responses = Response.objects.in_bulk(response_ids)
     overrides = selectors.aspect_overrides() if run.judge_kind == SINGLE_GRADE else None
-    allow_tie = run.judge_kind == PAIRWISE and run.pairwise_family == WITH_TIE
 
     errors: dict[str, str] = {}
     requests: list[ChatRequest] = []
@@ -509,6 +508,7 @@ def _judge_outcomes(
     run: JudgeRun, items: list[dict[str, Any]], generated: list[Any], errors: dict[str, str]
 ) -> list[ItemOutcome]:
     results = {result.request_id: result for result in generated}
+    allow_tie = run.judge_kind == PAIRWISE and run.pairwise_family == WITH_TIE
     outcomes = []
     for item in items:
         key = item["key"]
