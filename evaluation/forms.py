@@ -309,6 +309,17 @@ class BenchmarkRunForm(_RunForm):
         required=False,
         help_text=_("Defaults: extract, chrF++, substring."),
     )
+    mode = forms.ChoiceField(
+        choices=[
+            ("", _("Default (chat, or letter log-probabilities when chosen above)")),
+            *BenchmarkRun.Mode.choices,
+        ],
+        required=False,
+        label=_("Multiple-choice mode"),
+        help_text=_(
+            "Completion suits base models; cloze scores each option's text without showing the options."
+        ),
+    )
     judge_endpoint = forms.ModelChoiceField(
         queryset=_endpoints(), required=False, help_text=_("Open QA scored by a judge.")
     )
@@ -339,7 +350,16 @@ class BenchmarkRunForm(_RunForm):
     )
     chunk_size = forms.IntegerField(required=False, help_text=_("Items per worker task. Empty: 16."))
 
-    field_order = ["name", "task", "endpoint", "dataset", "scoring", "judge_endpoint", "judge_language"]
+    field_order = [
+        "name",
+        "task",
+        "endpoint",
+        "dataset",
+        "scoring",
+        "mode",
+        "judge_endpoint",
+        "judge_language",
+    ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -364,6 +384,7 @@ class BenchmarkRunForm(_RunForm):
             "endpoint": data["endpoint"],
             "dataset": data["dataset"],
             "judge_endpoint": data.get("judge_endpoint"),
+            "mode": data.get("mode") or None,
             "options": options,
             "name": data.get("name") or "",
         }
