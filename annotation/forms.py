@@ -16,7 +16,15 @@ from annotation.models import AnnotatorGroup, Project
 from annotation.services.projects import SINGLE_OWNER_KINDS
 from annotation.services.questions import concept_pairs_read
 from datasets_app.domain.languages import LANGUAGES, TARGET_LANGUAGE_CODES
-from datasets_app.domain.questions import LLM_ERROR_CATEGORIES
+from datasets_app.domain.questions import (
+    OPTIONS,
+    QUESTION,
+    ErrorCategory,
+    TaxonomyInvalid,
+    taxonomy_from_data,
+    taxonomy_from_text,
+    taxonomy_to_text,
+)
 from datasets_app.domain.translation_flags import DEFAULT_LENGTH_Z_THRESHOLD, DEFAULT_REGISTER_MARKERS
 from datasets_app.models import Dataset
 
@@ -165,7 +173,38 @@ class ConceptPairsForm(forms.Form):
 
 
 class TaxonomyForm(forms.Form):
-    error_types = forms.MultipleChoiceField(
-        choices=[(code, texts[0]) for code, texts in LLM_ERROR_CATEGORIES.items()], required=False
-    )
+    """A reviewer's tags on one question: errors of the question and errors of its options, apart."""
+
+    error_types = forms.MultipleChoiceField(required=False)
+    option_error_types = forms.MultipleChoiceField(required=False)
     comment = forms.CharField(required=False, max_length=2000)
+
+    def __init__(self, *args, categories: tuple[ErrorCategory, ...], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["error_types"].choices = [(c.code, c.en) for c in categories if QUESTION in c.applies_to]
+        self.fields["option_error_types"].choices = [
+            (c.code, c.en) for c in categories if OPTIONS in c.applies_to
+        ]
+
+
+class ErrorTaxonomyForm(forms.Form):
+    """The project's error taxonomy, one category a line: ``code | English | Indonesian | question, options``."""
+
+    taxonomy = forms.CharField(
+        label=_("Error taxonomy"),
+        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
+        help_text=_(
+            "One category per line: code | English label | Indonesian label | question, options "
+            "(where it applies). The default is id-csqa's taxonomy."
+        ),
+    )
+
+    def __init__(self, *args, project: Project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["taxonomy"].initial = taxonomy_to_text(taxonomy_from_data(project.error_taxonomy))
+
+    def clean_taxonomy(self) -> tuple[ErrorCategory, ...]:
+        try:
+            return taxonomy_from_text(self.cleaned_data["taxonomy"])
+        except TaxonomyInvalid as exc:
+            raise forms.ValidationError(exc.errors) from exc
