@@ -25,7 +25,11 @@ from datasets_app.domain.questions import (
     taxonomy_from_text,
     taxonomy_to_text,
 )
-from datasets_app.domain.translation_flags import DEFAULT_LENGTH_Z_THRESHOLD, DEFAULT_REGISTER_MARKERS
+from datasets_app.domain.translation_flags import (
+    DEFAULT_BACK_TRANSLATION_THRESHOLD,
+    DEFAULT_LENGTH_Z_THRESHOLD,
+    DEFAULT_REGISTER_MARKERS,
+)
 from datasets_app.models import Dataset
 
 
@@ -130,11 +134,25 @@ class FlagSettingsForm(forms.Form):
         label=_("Length threshold (robust z-score)"),
     )
 
+    back_translation_threshold = forms.FloatField(
+        min_value=0.01,
+        max_value=1,
+        initial=DEFAULT_BACK_TRANSLATION_THRESHOLD,
+        label=_("Back-translation threshold (chrF++, 0-1)"),
+        help_text=_(
+            "A unit whose back-translation has a chrF++ similarity to the source below this is flagged "
+            "(id-csqa: 0.9)."
+        ),
+    )
+
     def __init__(self, *args, project: Project, **kwargs):
         super().__init__(*args, **kwargs)
         settings = project.flag_settings or {}
         self.fields["length_z_threshold"].initial = settings.get(
             "length_z_threshold", DEFAULT_LENGTH_Z_THRESHOLD
+        )
+        self.fields["back_translation_threshold"].initial = settings.get(
+            "back_translation_threshold", DEFAULT_BACK_TRANSLATION_THRESHOLD
         )
         markers = {**DEFAULT_REGISTER_MARKERS, **(settings.get("register_markers") or {})}
         for code, words in markers.items():
@@ -148,7 +166,11 @@ class FlagSettingsForm(forms.Form):
             for name, value in self.cleaned_data.items()
             if name.startswith("markers_")
         }
-        return {"length_z_threshold": self.cleaned_data["length_z_threshold"], "register_markers": markers}
+        return {
+            "length_z_threshold": self.cleaned_data["length_z_threshold"],
+            "back_translation_threshold": self.cleaned_data["back_translation_threshold"],
+            "register_markers": markers,
+        }
 
 
 class ConceptPairsForm(forms.Form):
