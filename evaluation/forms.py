@@ -348,6 +348,14 @@ class BenchmarkRunForm(_RunForm):
     eval_split = forms.CharField(
         required=False, max_length=40, help_text=_("Only questions of this split are scored. Empty: all.")
     )
+    back_translate = forms.BooleanField(
+        required=False,
+        label=_("Back-translate"),
+        help_text=_(
+            "Translation: translate each unit's translation back into the source language and keep it on the "
+            "unit for the back-translation flag."
+        ),
+    )
     chunk_size = forms.IntegerField(required=False, help_text=_("Items per worker task. Empty: 16."))
 
     field_order = [
@@ -375,6 +383,8 @@ class BenchmarkRunForm(_RunForm):
             )
         )
         options["prompt_language"] = data["prompt_language"]
+        if data.get("back_translate"):
+            options["back_translate"] = True
         if data.get("judge_endpoint"):
             options["judge_language"] = data["judge_language"]
         if data.get("shot_dataset"):

@@ -53,6 +53,7 @@ BENCHMARK_OPTIONS = frozenset(
         "prompt_language",
         "variant",
         "judge_language",
+        "back_translate",
     }
 )
 SCORINGS = {
@@ -115,7 +116,10 @@ def benchmark_run_start(
     with examples from the questions whose ``meta.split`` is ``shot_split`` (of ``shot_dataset_id`` or the
     same dataset), ``eval_split`` (only questions of that split are scored), ``prompt_language`` (``id``
     or ``en`` prompt variants), ``variant`` (one variant id instead of the seeded choice per question),
-    ``seed``, ``sampling``, ``max_tokens``, ``chunk_size``, ``judge_language``.
+    ``seed``, ``sampling``, ``max_tokens``, ``chunk_size``, ``judge_language``. ``back_translate``
+    (translation): the model translates each unit's translation back into the source language; the result is
+    scored by chrF++ against the source and kept as the unit's ``meta["back_translation"]``, from which the
+    translation flags compute the back-translation similarity.
     """
     options = dict(options or {})
     unknown = sorted(set(options) - BENCHMARK_OPTIONS)
@@ -151,6 +155,10 @@ def benchmark_run_start(
         "chunk_size": chunk_size,
         "prompt_language": prompt_language,
     }
+    if options.get("back_translate"):
+        if task != BenchmarkRun.Task.TRANSLATION:
+            raise RunConfigError("back_translate is an option of translation runs")
+        config["back_translate"] = True
     judge_template = None
     if scoring == "judge":
         if judge_endpoint is None:
@@ -364,6 +372,7 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
 def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> list[ItemOutcome]:
     units = TranslationUnit.objects.in_bulk([item["unit"] for item in items])
     words = TRANSLATION_PROMPTS[run.config.get("prompt_language", "id")]
+    back = bool(run.config.get("back_translate"))
     requests = []
     outcomes: list[ItemOutcome] = []
     for item in items:
@@ -372,11 +381,14 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
             outcomes.append(ItemOutcome(key=item["key"], error="the translation unit no longer exists"))
             continue
         register = f" ({unit.register})" if unit.register else ""
+        source, target = unit.source_language, unit.target_language
+        if back:  # the translation back into the source language, which has no register of its own
+            source, target, register = target, source, ""
         text = words.format(
-            source=LANGUAGE_NAMES.get(unit.source_language, unit.source_language),
-            target=LANGUAGE_NAMES.get(unit.target_language, unit.target_language),
+            source=LANGUAGE_NAMES.get(source, source),
+            target=LANGUAGE_NAMES.get(target, target),
             register=register,
-            text=unit.source_text,
+            text=unit.translation_text if back else unit.source_text,
         )
         requests.append(
             ChatRequest(
@@ -392,7 +404,12 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
             outcomes.append(ItemOutcome(key=item["key"], error=result.error))
             continue
         prediction = result.text.strip()
-        chrf = chrf_pp_sentence(prediction, unit.translation_text)
+        reference = unit.source_text if back else unit.translation_text
+        chrf = chrf_pp_sentence(prediction, reference)
+        if back:
+            # Kept on the unit for the back-translation flag; a rerun overwrites it with its own.
+            meta = {**(unit.meta or {}), "back_translation": prediction, "back_translation_run": run.pk}
+            TranslationUnit.objects.filter(pk=unit.pk).update(meta=meta)
         outcomes.append(
             ItemOutcome(
                 key=item["key"],
@@ -401,12 +418,12 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
                         benchmark_run=run,
                         item_key=item["key"],
                         unit=unit,
-                        language=unit.target_language,
+                        language=unit.source_language if back else unit.target_language,
                         register=unit.register,
                         prediction=prediction,
-                        reference=unit.translation_text,
+                        reference=reference,
                         score=chrf / 100,
-                        raw={"chrf_pp": chrf},
+                        raw={"chrf_pp": chrf, "back_translation": back},
                         latency_s=result.latency_s,
                         prompt_tokens=result.prompt_tokens,
                         completion_tokens=result.completion_tokens,

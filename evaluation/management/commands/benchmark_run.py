@@ -65,6 +65,9 @@ class Command(CsvCommand):
         parser.add_argument("--max-tokens", type=int)
         parser.add_argument("--scoring")
         parser.add_argument("--chunk-size", type=int)
+        parser.add_argument(
+            "--back-translate", action="store_true", help="translation: translate the translations back"
+        )
         parser.add_argument("--name", default="")
         parser.add_argument("--inline", action="store_true", help="run the chunks in this process")
         parser.add_argument("--json", action="store_true", help="print a JSON object")
@@ -77,6 +80,8 @@ class Command(CsvCommand):
         if dataset is None:
             raise self.bad_input(f"--dataset: no dataset with id {options['dataset']}")
         run_options = {key: options[arg] for arg, key in _OPTIONS.items() if options[arg] is not None}
+        if options["back_translate"]:
+            run_options["back_translate"] = True
         eager = current_app.conf.task_always_eager
         if options["inline"]:
             current_app.conf.task_always_eager = True

@@ -10,11 +10,18 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from datasets_app.models import TranslationUnit
+from evaluation.domain.benchmark_metrics import chrf_pp_sentence
 from evaluation.models import BenchmarkResult, BenchmarkRun
 from evaluation.selectors import benchmark_tables
 from evaluation.services import RunConfigError, benchmark_run_start
-from tests.evaluation.inference.openai_stub_server import Reply
-from tests.evaluation.services.builders import make_endpoint, make_question_dataset
+from tests.evaluation.inference.openai_stub_server import Reply, completion_body
+from tests.evaluation.services.builders import (
+    last_user,
+    make_endpoint,
+    make_question_dataset,
+    make_translation_dataset,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -215,3 +222,41 @@ def test_the_command_runs_inline_and_prints_the_tables(server):
         "id-3": 0,
         "id-4": 2,
     }
+
+
+def test_a_back_translation_run_keeps_the_back_translation_on_the_unit(
+    server, django_capture_on_commit_callbacks
+):
+    backs = {"Kula tindak dhateng peken.": "Saya pergi ke pasar.", "Hatur nuhun pisan.": "Terima kasih."}
+
+    def translator(body):
+        text = last_user(body).rsplit("\n\n", 1)[-1]
+        return Reply(body=completion_body(backs[text]))
+
+    server.responder = translator
+    dataset = make_translation_dataset()
+    with django_capture_on_commit_callbacks(execute=True):
+        run = benchmark_run_start(
+            task="translation",
+            endpoint=make_endpoint(server, "back"),
+            dataset=dataset,
+            options={"back_translate": True},
+        )
+    run.refresh_from_db()
+    assert run.status == "succeeded"
+    # Asked from the target language back into the source language, without the target's register.
+    prompt = next(last_user(r.body) for r in server.requests if "peken" in last_user(r.body))
+    assert "dari bahasa Javanese ke bahasa Indonesian. " in prompt
+    units = {u.external_id: u for u in TranslationUnit.objects.filter(dataset=dataset)}
+    assert units["u1"].meta["back_translation"] == "Saya pergi ke pasar."
+    assert units["u2"].meta["back_translation"] == "Terima kasih."
+    scores = {r.unit.external_id: r.score for r in BenchmarkResult.objects.filter(benchmark_run=run)}
+    assert scores["u1"] == pytest.approx(1.0)  # the source itself
+    assert scores["u2"] == pytest.approx(chrf_pp_sentence("Terima kasih.", "Terima kasih banyak.") / 100)
+    with pytest.raises(RunConfigError, match="back_translate is an option of translation runs"):
+        benchmark_run_start(
+            task="mcq",
+            endpoint=make_endpoint(server),
+            dataset=make_question_dataset(),
+            options={"back_translate": True},
+        )
