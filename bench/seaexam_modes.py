@@ -1,6 +1,7 @@
 """A SeaExam-shaped multiple-choice benchmark run with a real model, in completion and in cloze mode.
 
-    python bench/seaexam_modes.py [--model smollm2-135m-instruct] [--seed 1] [--k-shot 3] [--threads 2]
+    python bench/seaexam_modes.py [--model smollm2-135m-instruct] [--seed 1] [--k-shot 3] [--threads 2] \
+        [--temperature 0]
 
 In a fresh folder (``TIMBANG_VAR_DIR``, SQLite): migrate, load 3 solved example questions and 10 test
 questions (Indonesian, four options A-D, written for this script), register a ``llamacpp`` endpoint over the
@@ -80,6 +81,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--k-shot", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--modes", default="completion,cloze")
+    parser.add_argument("--temperature", type=float, default=0.0, help="0: greedy, as exams are scored")
     return parser.parse_args()
 
 
@@ -118,7 +120,13 @@ def main() -> None:
         model_id=args.model,
         backend_options={"n_threads": args.threads, "n_ctx": 2048},
     )
-    report: dict = {"model": args.model, "seed": args.seed, "k_shot": args.k_shot, "n_test": len(TESTS)}
+    report: dict = {
+        "model": args.model,
+        "seed": args.seed,
+        "k_shot": args.k_shot,
+        "temperature": args.temperature,
+        "n_test": len(TESTS),
+    }
     for mode in args.modes.split(","):
         out = StringIO()
         started = time.perf_counter()
@@ -126,7 +134,8 @@ def main() -> None:
             "benchmark_run",
             *("--task", "mcq", "--endpoint", "smollm2", "--dataset", str(dataset.pk), "--mode", mode),
             *("--k-shot", str(args.k_shot), "--shot-split", "shot", "--eval-split", "test"),
-            *("--seed", str(args.seed), "--max-tokens", "8", "--inline", "--json"),
+            *("--seed", str(args.seed), "--max-tokens", "8", "--temperature", str(args.temperature)),
+            *("--inline", "--json"),
             stdout=out,
         )
         run = json.loads(out.getvalue())

@@ -63,6 +63,7 @@ class Command(CsvCommand):
         parser.add_argument("--prompt-language", choices=("id", "en"))
         parser.add_argument("--variant", help="one prompt template id instead of the seeded draw")
         parser.add_argument("--max-tokens", type=int)
+        parser.add_argument("--temperature", type=float, help="sampling temperature (0: greedy)")
         parser.add_argument("--scoring")
         parser.add_argument("--chunk-size", type=int)
         parser.add_argument(
@@ -82,6 +83,8 @@ class Command(CsvCommand):
         run_options = {key: options[arg] for arg, key in _OPTIONS.items() if options[arg] is not None}
         if options["back_translate"]:
             run_options["back_translate"] = True
+        if options["temperature"] is not None:
+            run_options["sampling"] = {"temperature": options["temperature"]}
         eager = current_app.conf.task_always_eager
         if options["inline"]:
             current_app.conf.task_always_eager = True
