@@ -135,6 +135,7 @@ class FlagSettingsForm(forms.Form):
     )
 
     back_translation_threshold = forms.FloatField(
+        required=False,
         min_value=0.01,
         max_value=1,
         initial=DEFAULT_BACK_TRANSLATION_THRESHOLD,
@@ -166,11 +167,13 @@ class FlagSettingsForm(forms.Form):
             for name, value in self.cleaned_data.items()
             if name.startswith("markers_")
         }
-        return {
+        settings: dict[str, Any] = {
             "length_z_threshold": self.cleaned_data["length_z_threshold"],
-            "back_translation_threshold": self.cleaned_data["back_translation_threshold"],
             "register_markers": markers,
         }
+        if self.cleaned_data.get("back_translation_threshold") is not None:  # empty: the default, 0.9
+            settings["back_translation_threshold"] = self.cleaned_data["back_translation_threshold"]
+        return settings
 
 
 class ConceptPairsForm(forms.Form):

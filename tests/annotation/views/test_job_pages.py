@@ -151,11 +151,16 @@ def test_manager_sees_the_translation_report_and_exports_the_corpus(
     assert 'id="recompute"' in progress.content.decode() and "<html" not in progress.content.decode()
     saved = client.post(
         reverse("annotation:manage_flag_settings", args=[review.pk]),
-        {"length_z_threshold": "2.5", "markers_ngoko": "aku\nkowe, ora"},
+        {
+            "length_z_threshold": "2.5",
+            "back_translation_threshold": "0.85",
+            "markers_ngoko": "aku\nkowe, ora",
+        },
     )
     assert saved.status_code == 302
     review.refresh_from_db()
     assert review.flag_settings["length_z_threshold"] == 2.5
+    assert review.flag_settings["back_translation_threshold"] == 0.85
     assert review.flag_settings["register_markers"]["ngoko"] == ["aku", "kowe", "ora"]
 
 
