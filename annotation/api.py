@@ -38,6 +38,7 @@ from annotation.serializers import (
     ProjectUpdateInputSerializer,
     SkipInputSerializer,
 )
+from datasets_app.domain.questions import taxonomy_from_data
 from datasets_app.jobs import JobRefused
 
 NOT_FOUND = OpenApiResponse(description="No such project or task for you.")
@@ -355,6 +356,10 @@ class McqReportApi(APIView):
                 "conflicts": matrix.table.to_dict(orient="records") if matrix is not None else [],
                 "total_conflicts": matrix.total_conflicts if matrix is not None else 0,
                 "taxonomy": asdict(report.taxonomy) if report.taxonomy is not None else None,
+                "option_taxonomy": asdict(report.option_taxonomy)
+                if report.option_taxonomy is not None
+                else None,
+                "taxonomy_categories": [c.as_dict() for c in taxonomy_from_data(project.error_taxonomy)],
             }
         )
 

@@ -18,8 +18,20 @@ from annotation.models import AnnotatorGroup, Project
 from annotation.services.projects import SINGLE_OWNER_KINDS
 from annotation.services.questions import concept_pairs_read
 from datasets_app.domain.languages import LANGUAGES, TARGET_LANGUAGE_CODES
-from datasets_app.domain.questions import LLM_ERROR_CATEGORIES
-from datasets_app.domain.translation_flags import DEFAULT_LENGTH_Z_THRESHOLD, DEFAULT_REGISTER_MARKERS
+from datasets_app.domain.questions import (
+    OPTIONS,
+    QUESTION,
+    ErrorCategory,
+    TaxonomyInvalid,
+    taxonomy_from_data,
+    taxonomy_from_text,
+    taxonomy_to_text,
+)
+from datasets_app.domain.translation_flags import (
+    DEFAULT_BACK_TRANSLATION_THRESHOLD,
+    DEFAULT_LENGTH_Z_THRESHOLD,
+    DEFAULT_REGISTER_MARKERS,
+)
 from datasets_app.models import Dataset
 
 # The fields each kind of project uses, besides the common ones; the form shows and checks only these.
@@ -199,11 +211,26 @@ class FlagSettingsForm(forms.Form):
         label=_("Length threshold (robust z-score)"),
     )
 
+    back_translation_threshold = forms.FloatField(
+        required=False,
+        min_value=0.01,
+        max_value=1,
+        initial=DEFAULT_BACK_TRANSLATION_THRESHOLD,
+        label=_("Back-translation threshold (chrF++, 0-1)"),
+        help_text=_(
+            "A unit whose back-translation has a chrF++ similarity to the source below this is flagged "
+            "(id-csqa: 0.9)."
+        ),
+    )
+
     def __init__(self, *args, project: Project, **kwargs):
         super().__init__(*args, **kwargs)
         settings = project.flag_settings or {}
         self.fields["length_z_threshold"].initial = settings.get(
             "length_z_threshold", DEFAULT_LENGTH_Z_THRESHOLD
+        )
+        self.fields["back_translation_threshold"].initial = settings.get(
+            "back_translation_threshold", DEFAULT_BACK_TRANSLATION_THRESHOLD
         )
         markers = {**DEFAULT_REGISTER_MARKERS, **(settings.get("register_markers") or {})}
         for code, words in markers.items():
@@ -217,7 +244,13 @@ class FlagSettingsForm(forms.Form):
             for name, value in self.cleaned_data.items()
             if name.startswith("markers_")
         }
-        return {"length_z_threshold": self.cleaned_data["length_z_threshold"], "register_markers": markers}
+        settings: dict[str, Any] = {
+            "length_z_threshold": self.cleaned_data["length_z_threshold"],
+            "register_markers": markers,
+        }
+        if self.cleaned_data.get("back_translation_threshold") is not None:  # empty: the default, 0.9
+            settings["back_translation_threshold"] = self.cleaned_data["back_translation_threshold"]
+        return settings
 
 
 class ConceptPairsForm(forms.Form):
@@ -243,9 +276,38 @@ class ConceptPairsForm(forms.Form):
 
 
 class TaxonomyForm(forms.Form):
-    error_types = forms.MultipleChoiceField(
-        label=_("Error types"),
-        choices=[(code, texts[0]) for code, texts in LLM_ERROR_CATEGORIES.items()],
-        required=False,
-    )
+    """A reviewer's tags on one question: errors of the question and errors of its options, apart."""
+
+    error_types = forms.MultipleChoiceField(label=_("Question errors"), required=False)
+    option_error_types = forms.MultipleChoiceField(label=_("Option errors"), required=False)
     comment = forms.CharField(label=_("Comment"), required=False, max_length=2000)
+
+    def __init__(self, *args, categories: tuple[ErrorCategory, ...], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["error_types"].choices = [(c.code, c.en) for c in categories if QUESTION in c.applies_to]
+        self.fields["option_error_types"].choices = [
+            (c.code, c.en) for c in categories if OPTIONS in c.applies_to
+        ]
+
+
+class ErrorTaxonomyForm(forms.Form):
+    """The project's error taxonomy, one category a line: ``code | English | Indonesian | question, options``."""
+
+    taxonomy = forms.CharField(
+        label=_("Error taxonomy"),
+        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
+        help_text=_(
+            "One category per line: code | English label | Indonesian label | question, options "
+            "(where it applies). The default is id-csqa's taxonomy."
+        ),
+    )
+
+    def __init__(self, *args, project: Project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["taxonomy"].initial = taxonomy_to_text(taxonomy_from_data(project.error_taxonomy))
+
+    def clean_taxonomy(self) -> tuple[ErrorCategory, ...]:
+        try:
+            return taxonomy_from_text(self.cleaned_data["taxonomy"])
+        except TaxonomyInvalid as exc:
+            raise forms.ValidationError(exc.errors) from exc

@@ -112,6 +112,11 @@ class Project(models.Model):
         blank=True,
         help_text="Translation flags: thresholds and register word lists ({'register_markers': {...}}).",
     )
+    error_taxonomy = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Error categories for LLM-written questions ([{code, en, id, applies_to}]); empty: id-csqa's.",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -507,13 +512,15 @@ class QuestionRound(models.Model):
 
 
 class QuestionErrorReview(models.Model):
-    """A reviewer's error-taxonomy tags on a question (LLM-written ones, id-csqa); empty ``errors`` means
-    the reviewer found nothing wrong."""
+    """A reviewer's error-taxonomy tags on a question (LLM-written ones, id-csqa): ``errors`` of the question,
+    ``option_errors`` of its options, from the project's taxonomy; both empty means the reviewer found nothing
+    wrong."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="question_error_reviews")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="error_reviews")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    errors = models.JSONField(default=list, blank=True)
+    errors = models.JSONField(default=list, blank=True, help_text="Errors of the question itself.")
+    option_errors = models.JSONField(default=list, blank=True, help_text="Errors of its options.")
     comment = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

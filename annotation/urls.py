@@ -31,6 +31,7 @@ urlpatterns = [
     ),
     path("manage/<int:project_id>/flags/progress", views.manage_flags_progress, name="manage_flags_progress"),
     path("manage/<int:project_id>/flags/settings", views.manage_flag_settings, name="manage_flag_settings"),
+    path("manage/<int:project_id>/taxonomy", views.manage_error_taxonomy, name="manage_error_taxonomy"),
     path("manage/<int:project_id>/pairs", views.manage_pairs_upload, name="manage_pairs_upload"),
     path("manage/<int:project_id>/conflicts.csv", views.manage_conflicts_csv, name="manage_conflicts_csv"),
     path("review/", views.review_list, name="review"),

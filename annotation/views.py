@@ -24,6 +24,7 @@ from annotation import selectors, services
 from annotation.forms import (
     KIND_FIELDS,
     ConceptPairsForm,
+    ErrorTaxonomyForm,
     FlagSettingsForm,
     GroupForm,
     MemberForm,
@@ -31,7 +32,7 @@ from annotation.forms import (
     TaxonomyForm,
 )
 from annotation.models import JOB_KINDS, Assignment, FlagRecompute, Project
-from datasets_app.domain.questions import CHOICE_LABELS
+from datasets_app.domain.questions import CHOICE_LABELS, OPTIONS, QUESTION, taxonomy_from_data
 from datasets_app.jobs import JobRefused
 
 # Stored in English; shown translated (``gettext_noop`` marks them for the catalogue).
@@ -357,6 +358,7 @@ def manage_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         context["pairs_form"] = ConceptPairsForm()
     elif project.kind == Project.Kind.MCQ_ANSWER:
         context["mcq"] = selectors.mcq_report(project=project, lang=_lang())
+        context["taxonomy_form"] = ErrorTaxonomyForm(project=project)
     template = "annotation/manage_detail.html#progress" if request.htmx else "annotation/manage_detail.html"
     return render(request, template, context)
 
@@ -542,6 +544,24 @@ def manage_flag_settings(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @role_required(PROJECT_MANAGER)
 @require_POST
+def manage_error_taxonomy(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Edit the error taxonomy LLM-written questions of an answering project are reviewed with."""
+    project = _job_project(project_id, Project.Kind.MCQ_ANSWER)
+    form = ErrorTaxonomyForm(request.POST, project=project)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+        return redirect("annotation:manage_detail", project_id=project.pk)
+    try:
+        services.error_taxonomy_set(project=project, categories=form.cleaned_data["taxonomy"])
+    except services.AnnotationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("Error taxonomy saved."))
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+@require_POST
 def manage_pairs_upload(request: HttpRequest, project_id: int) -> HttpResponse:
     project = _job_project(project_id, Project.Kind.QUESTION_AUTHORING)
     form = ConceptPairsForm(request.POST, request.FILES)
@@ -576,8 +596,9 @@ def manage_conflicts_csv(request: HttpRequest, project_id: int) -> HttpResponse:
 def review_llm_questions(request: HttpRequest, project_id: int) -> HttpResponse:
     """Error-taxonomy review of the LLM-written questions of an answering project."""
     project = get_object_or_404(Project, pk=project_id, kind=Project.Kind.MCQ_ANSWER)
+    categories = taxonomy_from_data(project.error_taxonomy)
     if request.method == "POST":
-        form = TaxonomyForm(request.POST)
+        form = TaxonomyForm(request.POST, categories=categories)
         question = project.dataset.questions.filter(pk=request.POST.get("question")).first()
         if question is None:
             raise Http404
@@ -588,19 +609,23 @@ def review_llm_questions(request: HttpRequest, project_id: int) -> HttpResponse:
                     question=question,
                     reviewer=request.user,
                     errors=form.cleaned_data["error_types"],
+                    option_errors=form.cleaned_data["option_error_types"],
                     comment=form.cleaned_data["comment"],
                 )
             except services.AnnotationError as exc:
                 messages.error(request, str(exc))
             else:
                 messages.success(request, _("Review saved."))
+        else:
+            messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         return redirect("annotation:review_llm", project_id=project.pk)
     items = selectors.llm_questions(project=project, reviewer_id=request.user.pk)
     report = selectors.mcq_report(project=project, lang=_lang())
     context = {
         "project": project,
         "items": items,
-        "categories": list(report.taxonomy_labels.items()),
+        "question_categories": [(c.code, c.label(_lang())) for c in categories if QUESTION in c.applies_to],
+        "option_categories": [(c.code, c.label(_lang())) for c in categories if OPTIONS in c.applies_to],
         "report": report,
     }
     return render(request, "annotation/review_llm.html", context)

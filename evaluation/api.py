@@ -241,6 +241,7 @@ class BenchmarkRunStartApi(APIView):
                     endpoint=_endpoint(data["endpoint"]),
                     dataset=get_object_or_404(Dataset, pk=data["dataset"]),
                     judge_endpoint=judge,
+                    mode=data.get("mode") or None,
                     options=data["options"],
                     name=data["name"],
                     user=request.user,

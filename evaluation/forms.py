@@ -347,6 +347,17 @@ class BenchmarkRunForm(_RunForm):
         required=False,
         help_text=_("Defaults: extract, chrF++, substring."),
     )
+    mode = forms.ChoiceField(
+        choices=[
+            ("", _("Default (chat, or letter log-probabilities when chosen above)")),
+            *BenchmarkRun.Mode.choices,
+        ],
+        required=False,
+        label=_("Multiple-choice mode"),
+        help_text=_(
+            "Completion suits base models; cloze scores each option's text without showing the options."
+        ),
+    )
     judge_endpoint = forms.ModelChoiceField(
         label=_("Judge model"),
         queryset=_endpoints(),
@@ -392,8 +403,25 @@ class BenchmarkRunForm(_RunForm):
     chunk_size = forms.IntegerField(
         label=_("Chunk size"), required=False, help_text=_("Items per worker task. Empty: 16.")
     )
+    back_translate = forms.BooleanField(
+        required=False,
+        label=_("Back-translate"),
+        help_text=_(
+            "Translation: translate each unit's translation back into the source language and keep it on the "
+            "unit for the back-translation flag."
+        ),
+    )
 
-    field_order = ["name", "task", "endpoint", "dataset", "scoring", "judge_endpoint", "judge_language"]
+    field_order = [
+        "name",
+        "task",
+        "endpoint",
+        "dataset",
+        "scoring",
+        "mode",
+        "judge_endpoint",
+        "judge_language",
+    ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -409,6 +437,8 @@ class BenchmarkRunForm(_RunForm):
             )
         )
         options["prompt_language"] = data["prompt_language"]
+        if data.get("back_translate"):
+            options["back_translate"] = True
         if data.get("judge_endpoint"):
             options["judge_language"] = data["judge_language"]
         if data.get("shot_dataset"):
@@ -418,6 +448,7 @@ class BenchmarkRunForm(_RunForm):
             "endpoint": data["endpoint"],
             "dataset": data["dataset"],
             "judge_endpoint": data.get("judge_endpoint"),
+            "mode": data.get("mode") or None,
             "options": options,
             "name": data.get("name") or "",
         }

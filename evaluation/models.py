@@ -467,9 +467,26 @@ class BenchmarkRun(Run):
         TRANSLATION = "translation", _("Translation (chrF++)")
         OPEN_QA = "open_qa", _("Open QA")
 
+    class Mode(models.TextChoices):
+        """How a multiple-choice question is put to the model and how its answer is read."""
+
+        CHAT = "chat", _("Chat: the prompt as a message, the answer letter read from the reply")
+        COMPLETION = (
+            "completion",
+            _("Completion (base models): the k-shot prompt continued, the answer read from the first line"),
+        )
+        LOGPROB = "logprob", _("Log-probability of each option letter")
+        CLOZE = "cloze", _("Cloze: log-probability of each option's text, per token")
+
     kind = "benchmark"
 
     task = models.CharField(max_length=12, choices=Task.choices)
+    mode = models.CharField(
+        max_length=12,
+        choices=Mode.choices,
+        default=Mode.CHAT,
+        help_text=_("Multiple choice: how questions are asked and answers read."),
+    )
     endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="benchmark_runs")
     dataset = models.ForeignKey(
         "datasets_app.Dataset", on_delete=models.PROTECT, related_name="benchmark_runs"

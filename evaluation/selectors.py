@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 
 from annotation.models import Task
 from datasets_app.models import Prompt, Response
+from evaluation.domain.answer_extraction import REFUSAL_RULE
 from evaluation.domain.benchmark_metrics import accuracy_by, chrf_pp_corpus, mean_score_by
 from evaluation.domain.judge_templates import (
     ASPECT_CATEGORIES,
@@ -317,16 +318,27 @@ def benchmark_results_frame(*, run: BenchmarkRun) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def benchmark_tables(
-    *, run: BenchmarkRun, by: Sequence[str] = ("category", "language", "register")
-) -> dict[str, Any]:
+def benchmark_tables(*, run: BenchmarkRun, by: Sequence[str] | None = None) -> dict[str, Any]:
     """Accuracy (multiple choice, substring open QA) or mean score (judged open QA, translation) by group,
-    plus the overall figure; translation runs also get corpus-level chrF++."""
+    plus the overall figure; translation runs also get corpus-level chrF++.
+
+    ``by`` defaults to category, language and register, and for multiple choice also the prompt
+    template (``variant``) each question was asked with. Multiple-choice runs count refusals apart
+    (``n_refusals``): they are wrong answers, but not guesses.
+    """
+    if by is None:
+        by = ("category", "language", "register")
+        if run.task == BenchmarkRun.Task.MCQ:
+            by = (*by, "variant")
     frame = benchmark_results_frame(run=run)
     frame = frame.replace({"register": {"": None}, "category": {"": None}})
-    tables: dict[str, Any] = {"n": len(frame)}
+    tables: dict[str, Any] = {"n": len(frame), "mode": run.mode}
     if frame.empty:
         return tables
+    if run.task == BenchmarkRun.Task.MCQ:
+        tables["n_refusals"] = BenchmarkResult.objects.filter(
+            benchmark_run=run, raw__rule=REFUSAL_RULE
+        ).count()
     scored_by_score = run.task == BenchmarkRun.Task.TRANSLATION or run.config.get("scoring") == "judge"
     if scored_by_score:
         tables["overall"] = mean_score_by(frame, by=(), score_col="score").to_dict("records")

@@ -125,7 +125,7 @@ class BenchmarkRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = BenchmarkRun
-        fields = [*_RUN_FIELDS, "task", "endpoint", "dataset", "judge_endpoint"]
+        fields = [*_RUN_FIELDS, "task", "mode", "endpoint", "dataset", "judge_endpoint"]
         read_only_fields = fields
 
 
@@ -163,6 +163,12 @@ class BenchmarkRunInputSerializer(serializers.Serializer):
     endpoint = serializers.SlugField()
     dataset = serializers.IntegerField()
     judge_endpoint = serializers.SlugField(required=False)
+    mode = serializers.ChoiceField(
+        choices=BenchmarkRun.Mode.choices,
+        required=False,
+        help_text="Multiple choice: chat, completion (base models), logprob (option letters) or cloze "
+        "(option texts). Default: chat, or logprob when options.scoring is logprob.",
+    )
     name = serializers.CharField(max_length=200, allow_blank=True, default="")
     options = serializers.DictField(default=dict)
 

@@ -28,12 +28,14 @@ from datasets_app.domain.csv_cells import frame_to_csv
 from datasets_app.domain.languages import LANGUAGES, registers_for
 from datasets_app.domain.questions import (
     CHOICE_LABELS,
-    LLM_ERROR_CATEGORIES,
+    OPTIONS,
+    QUESTION,
     ConflictMatrix,
     TaxonomySummary,
     ambiguous_exclusions,
     answer_conflict_matrix,
     error_taxonomy_summary,
+    taxonomy_from_data,
 )
 from datasets_app.domain.text_diff import diff_words
 from datasets_app.domain.translation_flags import FLAG_TITLES
@@ -524,6 +526,7 @@ class McqReport:
     matrix: dict[str, Any] | None
     taxonomy: TaxonomySummary | None
     taxonomy_labels: dict[str, str]
+    option_taxonomy: TaxonomySummary | None = None
 
 
 def _heatmap(matrix: ConflictMatrix) -> dict[str, Any]:
@@ -580,13 +583,27 @@ def mcq_report(*, project: Project, lang: str = "en") -> McqReport:
     answered = [r for r in rows if r["answer_key"]]
     matrix = _heatmap(answer_conflict_matrix(answered)) if answered else None
     reviews = QuestionErrorReview.objects.filter(project=project)
+    categories = taxonomy_from_data(project.error_taxonomy)
     per_question: dict[int, set[str]] = defaultdict(set)
-    for question_id, errors in reviews.values_list("question_id", "errors"):
+    per_options: dict[int, set[str]] = defaultdict(set)
+    for question_id, errors, option_errors in reviews.values_list("question_id", "errors", "option_errors"):
         per_question[question_id].update(errors)
+        per_options[question_id].update(option_errors)
+    # Question errors and option errors are summarised apart, each over the categories that apply to it.
     taxonomy = (
-        error_taxonomy_summary(per_question, categories=list(LLM_ERROR_CATEGORIES)) if per_question else None
+        error_taxonomy_summary(
+            per_question, categories=[c.code for c in categories if QUESTION in c.applies_to]
+        )
+        if per_question
+        else None
     )
-    index = 1 if lang == "id" else 0
+    option_taxonomy = (
+        error_taxonomy_summary(
+            per_options, categories=[c.code for c in categories if OPTIONS in c.applies_to]
+        )
+        if per_options
+        else None
+    )
     return McqReport(
         n_questions=questions.count(),
         n_answers=len(rows),
@@ -597,7 +614,8 @@ def mcq_report(*, project: Project, lang: str = "en") -> McqReport:
         answerers=answerers,
         matrix=matrix,
         taxonomy=taxonomy,
-        taxonomy_labels={code: texts[index] for code, texts in LLM_ERROR_CATEGORIES.items()},
+        taxonomy_labels={c.code: c.label(lang) for c in categories},
+        option_taxonomy=option_taxonomy,
     )
 
 

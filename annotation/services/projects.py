@@ -126,6 +126,8 @@ def _validate_flag_settings(settings: Mapping[str, object]) -> dict[str, str]:
                 or value <= 0
             ):
                 errors["flag_settings"] = f"{name} must be a positive number."
+            elif name == "back_translation_threshold" and value > 1:
+                errors["flag_settings"] = "back_translation_threshold is a chrF++ similarity: at most 1."
         elif name in _INT_SETTINGS:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 errors["flag_settings"] = f"{name} must be a positive whole number."

@@ -49,7 +49,15 @@ from annotation.services.loop import (
     tasks_add,
 )
 from datasets_app.domain.languages import is_known_language
-from datasets_app.domain.questions import CHOICE_LABELS, LLM_ERROR_CATEGORIES, validate_question
+from datasets_app.domain.questions import (
+    CHOICE_LABELS,
+    OPTIONS,
+    QUESTION,
+    ErrorCategory,
+    TaxonomyInvalid,
+    taxonomy_from_data,
+    validate_question,
+)
 from datasets_app.models import Question
 from datasets_app.readers import ReadProblem, UnreadableFile, detect_format, read_records
 
@@ -73,6 +81,7 @@ __all__ = [
     "mcq_submit",
     "mcq_tasks_create",
     "mcq_tasks_sync",
+    "error_taxonomy_set",
     "question_error_review_save",
 ]
 
@@ -598,6 +607,17 @@ def mcq_answers_import(
 # --- error taxonomy of (LLM-written) questions --------------------------------------------------------
 
 
+def _checked_codes(codes: Iterable[str], taxonomy: tuple[ErrorCategory, ...], scope: str) -> list[str]:
+    """The codes in taxonomy order; an unknown code, or one that does not apply to ``scope``, is refused."""
+    wanted = list(dict.fromkeys(codes))
+    allowed = [c.code for c in taxonomy if scope in c.applies_to]
+    wrong = [c for c in wanted if c not in allowed]
+    if wrong:
+        where = "the question" if scope == QUESTION else "the options"
+        raise AnnotationError(f"Not an error category of {where} in this project: {', '.join(wrong)}.")
+    return [c for c in allowed if c in wanted]
+
+
 @transaction.atomic
 def question_error_review_save(
     *,
@@ -605,22 +625,53 @@ def question_error_review_save(
     question: Question,
     reviewer: AbstractBaseUser,
     errors: Iterable[str],
+    option_errors: Iterable[str] = (),
     comment: str = "",
 ) -> QuestionErrorReview:
-    """Tag a question of the project with error-taxonomy categories (none: the reviewer found no error).
+    """Tag a question of the project with categories of the project's error taxonomy: ``errors`` of the
+    question itself and ``option_errors`` of its options, kept apart (none: the reviewer found no error).
     Saving again replaces the reviewer's earlier tags."""
     if question.dataset_id != project.dataset_id:
         raise AnnotationError("The question belongs to another dataset.")
     if question.creator_id is not None and question.creator_id == reviewer.pk:
         raise AnnotationError("Nobody reviews their own question.")
-    codes = list(dict.fromkeys(errors))
-    unknown = [c for c in codes if c not in LLM_ERROR_CATEGORIES]
-    if unknown:
-        raise AnnotationError(f"Unknown error categories: {', '.join(unknown)}.")
+    taxonomy = taxonomy_from_data(project.error_taxonomy)
     review, _ = QuestionErrorReview.objects.update_or_create(
         project=project,
         question=question,
         reviewer=reviewer,
-        defaults={"errors": [c for c in LLM_ERROR_CATEGORIES if c in codes], "comment": comment.strip()},
+        defaults={
+            "errors": _checked_codes(errors, taxonomy, QUESTION),
+            "option_errors": _checked_codes(option_errors, taxonomy, OPTIONS),
+            "comment": comment.strip(),
+        },
     )
     return review
+
+
+@transaction.atomic
+def error_taxonomy_set(*, project: Project, categories: Iterable[ErrorCategory]) -> Project:
+    """Replace the project's error taxonomy. A category that reviews of this project already use cannot be
+    dropped, nor taken away from the part (question or options) it was used for."""
+    categories = tuple(categories)
+    try:
+        taxonomy_from_data([c.as_dict() for c in categories])  # the same checks as a stored taxonomy
+    except TaxonomyInvalid as exc:
+        raise AnnotationError(str(exc)) from exc
+    scopes = {c.code: c.applies_to for c in categories}
+    used_question: set[str] = set()
+    used_options: set[str] = set()
+    for errors, option_errors in QuestionErrorReview.objects.filter(project=project).values_list(
+        "errors", "option_errors"
+    ):
+        used_question.update(errors)
+        used_options.update(option_errors)
+    lost = sorted(
+        {c for c in used_question if QUESTION not in scopes.get(c, ())}
+        | {c for c in used_options if OPTIONS not in scopes.get(c, ())}
+    )
+    if lost:
+        raise AnnotationError(f"Reviews of this project use these categories; keep them: {', '.join(lost)}.")
+    project.error_taxonomy = [c.as_dict() for c in categories]
+    project.save(update_fields=["error_taxonomy"])
+    return project

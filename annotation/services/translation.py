@@ -128,6 +128,13 @@ def flag_context_for(project: Project | None) -> tuple[FlagConfig, Mapping[str, 
     return config, {**DEFAULT_REGISTER_MARKERS, **markers}, min_units
 
 
+def back_translation_of(meta: Mapping[str, Any] | None) -> str | None:
+    """The unit's back-translation (``meta["back_translation"]``: imported, or written by a back-translation
+    run), or ``None``."""
+    value = (meta or {}).get("back_translation")
+    return value if isinstance(value, str) and value.strip() else None
+
+
 def _unit_input(unit: TranslationUnit, text: str | None = None) -> TranslationUnitInput:
     return TranslationUnitInput(
         source=unit.source_text,
@@ -135,6 +142,7 @@ def _unit_input(unit: TranslationUnit, text: str | None = None) -> TranslationUn
         source_language=unit.source_language,
         target_language=unit.target_language,
         register=unit.register or None,
+        back_translation=back_translation_of(unit.meta),
     )
 
 
@@ -224,10 +232,20 @@ def flag_recompute_run(*, run: FlagRecompute, task_id: str | None = None) -> Fla
     try:
         config, markers, min_units = flag_context_for(project)
         units = project.dataset.translation_units.order_by("id")
-        fields = ("id", "source_text", "translation_text", "source_language", "target_language", "register")
+        fields = (
+            "id",
+            "source_text",
+            "translation_text",
+            "source_language",
+            "target_language",
+            "register",
+            "meta",
+        )
         inputs: dict[int, TranslationUnitInput] = {}
         for row in units.values_list(*fields).iterator(RECOMPUTE_BATCH):
-            inputs[row[0]] = TranslationUnitInput(row[1], row[2], row[3], row[4], row[5] or None)
+            inputs[row[0]] = TranslationUnitInput(
+                row[1], row[2], row[3], row[4], row[5] or None, back_translation_of(row[6])
+            )
         stats = pair_length_stats_by_pair(inputs.values(), min_units=min_units)
         run.total = len(inputs)
         run.done = run.n_flagged = 0

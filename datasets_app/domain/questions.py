@@ -347,19 +347,203 @@ def ambiguous_exclusions(
 # --------------------------------------------------------------------------------------------------------
 # Error taxonomy of LLM-written questions
 
-# A starting set of categories, editable per project. Reviewers may tag one question with several.
+# id-csqa's error taxonomy (Putri et al., 2024) is the default for LLM-written questions; a project can edit
+# it. Reviewers tag errors of the question and errors of its options apart; a category says where it applies.
+# Code -> (English label, Indonesian label); the descriptions are ours.
 LLM_ERROR_CATEGORIES: Mapping[str, tuple[str, str]] = MappingProxyType(
     {
-        "fluency": ("Unnatural or ungrammatical language", "Bahasa tidak wajar atau tidak gramatikal"),
-        "multiple_answers": ("More than one correct option", "Lebih dari satu pilihan benar"),
-        "no_correct_answer": ("No correct option", "Tidak ada pilihan yang benar"),
-        "wrong_key": ("Answer key points to a wrong option", "Kunci jawaban menunjuk pilihan yang salah"),
-        "factual_error": ("Factually wrong content", "Isi keliru secara fakta"),
-        "concept_missing": ("Concept not used in the question", "Konsep tidak dipakai dalam pertanyaan"),
-        "not_cultural": ("Not culturally relevant", "Tidak relevan secara budaya"),
-        "answer_leak": ("Question gives the answer away", "Pertanyaan membocorkan jawaban"),
+        "translation": ("Translation", "Terjemahan"),
+        "wrong_language": ("Wrong language", "Bahasa salah"),
+        "structure": ("Structure", "Struktur"),
+        "fluency": ("Fluency", "Kelancaran"),
+        "context": ("Context", "Konteks"),
+        "subjectivity": ("Subjectivity", "Subjektivitas"),
+        "typo": ("Typo", "Salah ketik"),
+        "invalid_options": ("Invalid options", "Pilihan tidak valid"),
     }
 )
+QUESTION = "question"
+OPTIONS = "options"
+TAXONOMY_SCOPES = (QUESTION, OPTIONS)
+
+
+@dataclass(frozen=True)
+class ErrorCategory:
+    """One category of a project's error taxonomy: labels in English and Indonesian, a description in each,
+    and where it applies (the question, its options, or both)."""
+
+    code: str
+    en: str
+    id: str
+    description_en: str = ""
+    description_id: str = ""
+    applies_to: tuple[str, ...] = TAXONOMY_SCOPES
+
+    def label(self, lang: str) -> str:
+        return self.id if lang == "id" else self.en
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "en": self.en,
+            "id": self.id,
+            "description_en": self.description_en,
+            "description_id": self.description_id,
+            "applies_to": list(self.applies_to),
+        }
+
+
+_DESCRIPTIONS = {
+    "translation": (
+        "A literal or wrong translation from another language shows through.",
+        "Terjemahan harfiah atau keliru dari bahasa lain masih terasa.",
+    ),
+    "wrong_language": (
+        "Written (partly) in a language other than the target language.",
+        "Ditulis (sebagian) dalam bahasa selain bahasa sasaran.",
+    ),
+    "structure": (
+        "Not a well-formed multiple-choice question: no question, or a statement instead.",
+        "Bukan soal pilihan ganda yang utuh: tidak ada pertanyaan, atau berupa pernyataan.",
+    ),
+    "fluency": ("Unnatural or ungrammatical wording.", "Kalimat tidak wajar atau tidak gramatikal."),
+    "context": (
+        "Wrong or missing cultural context; the concept is misused.",
+        "Konteks budaya salah atau tidak ada; konsepnya dipakai keliru.",
+    ),
+    "subjectivity": (
+        "The answer depends on opinion or taste, not on common sense.",
+        "Jawabannya bergantung pada pendapat atau selera, bukan akal sehat.",
+    ),
+    "typo": ("Misspelt words.", "Ada kata yang salah ketik."),
+    "invalid_options": (
+        "Options repeat, none or several are correct, or the key is wrong.",
+        "Pilihan berulang, tidak ada atau lebih dari satu yang benar, atau kuncinya salah.",
+    ),
+}
+
+DEFAULT_ERROR_TAXONOMY: tuple[ErrorCategory, ...] = tuple(
+    ErrorCategory(
+        code=code,
+        en=en,
+        id=id_,
+        description_en=_DESCRIPTIONS[code][0],
+        description_id=_DESCRIPTIONS[code][1],
+        applies_to=(OPTIONS,) if code == "invalid_options" else TAXONOMY_SCOPES,
+    )
+    for code, (en, id_) in LLM_ERROR_CATEGORIES.items()
+)
+
+_CODE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_TAXONOMY_FIELDS = ("code", "en", "id", "description_en", "description_id", "applies_to")
+
+
+class TaxonomyInvalid(ValueError):
+    """An error taxonomy with problems; ``errors`` holds one message per problem, each naming where."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        super().__init__("; ".join(errors))
+
+
+def taxonomy_from_data(data: Any) -> tuple[ErrorCategory, ...]:
+    """A taxonomy from its stored form (a list of category objects); an empty list is the default."""
+    if not data:
+        return DEFAULT_ERROR_TAXONOMY
+    if not isinstance(data, list):
+        raise TaxonomyInvalid(["the taxonomy must be a list of categories"])
+    errors: list[str] = []
+    categories: list[ErrorCategory] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(data, start=1):
+        where = f"category {index}"
+        if not isinstance(entry, Mapping):
+            errors.append(f"{where}: must be an object")
+            continue
+        unknown = sorted(set(entry) - set(_TAXONOMY_FIELDS))
+        if unknown:
+            errors.append(f"{where}: unknown field(s) {', '.join(unknown)}")
+        code = entry.get("code")
+        if not isinstance(code, str) or not _CODE.match(code):
+            errors.append(f"{where}: code must be lower-case letters, digits and _ (got {code!r})")
+            continue
+        where = f"category {index} ({code})"
+        if code in seen:
+            errors.append(f"{where}: code used twice")
+        seen.add(code)
+        texts = {}
+        for name in ("en", "id", "description_en", "description_id"):
+            value = entry.get(name, "")
+            if not isinstance(value, str):
+                errors.append(f"{where}: {name} must be text")
+                value = ""
+            texts[name] = value.strip()
+        for name in ("en", "id"):
+            if not texts[name]:
+                errors.append(f"{where}: the {'English' if name == 'en' else 'Indonesian'} label is empty")
+        applies = entry.get("applies_to", list(TAXONOMY_SCOPES))
+        if (
+            not isinstance(applies, list | tuple)
+            or not applies
+            or any(scope not in TAXONOMY_SCOPES for scope in applies)
+        ):
+            errors.append(f"{where}: applies_to must list question and/or options")
+            applies = TAXONOMY_SCOPES
+        categories.append(
+            ErrorCategory(code=code, applies_to=tuple(s for s in TAXONOMY_SCOPES if s in applies), **texts)
+        )
+    if errors:
+        raise TaxonomyInvalid(errors)
+    return tuple(categories)
+
+
+def taxonomy_to_text(categories: Iterable[ErrorCategory]) -> str:
+    """One line per category, as the manage page edits it:
+    ``code | English label | Indonesian label | question, options``."""
+    return "\n".join(f"{c.code} | {c.en} | {c.id} | {', '.join(c.applies_to)}" for c in categories)
+
+
+def taxonomy_from_text(text: str) -> tuple[ErrorCategory, ...]:
+    """Parse :func:`taxonomy_to_text`'s format; descriptions of the default categories are kept for codes
+    that keep their default labels. Every problem is reported with its line number."""
+    defaults = {c.code: c for c in DEFAULT_ERROR_TAXONOMY}
+    entries: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = [part.strip() for part in line.split("|")]
+        if len(parts) not in (3, 4):
+            errors.append(f"line {number}: expected 'code | English | Indonesian | question, options'")
+            continue
+        code, en, id_ = parts[:3]
+        applies = (
+            [s.strip() for s in parts[3].split(",") if s.strip()]
+            if len(parts) == 4
+            else list(TAXONOMY_SCOPES)
+        )
+        entry: dict[str, Any] = {"code": code, "en": en, "id": id_, "applies_to": applies}
+        default = defaults.get(code)
+        if default is not None and (default.en, default.id) == (en, id_):
+            entry.update(description_en=default.description_en, description_id=default.description_id)
+        entries.append(entry)
+    if errors:
+        raise TaxonomyInvalid(errors)
+    if not entries:
+        raise TaxonomyInvalid(["the taxonomy has no category"])
+    try:
+        return taxonomy_from_data(entries)
+    except TaxonomyInvalid as exc:
+        raise TaxonomyInvalid([_line_of(message, entries, text) for message in exc.errors]) from None
+
+
+def _line_of(message: str, entries: list[dict[str, Any]], text: str) -> str:
+    """``category N (...)`` becomes ``line L`` of the edited text."""
+    match = re.match(r"category (\d+)(?: \([^)]*\))?: (.*)", message)
+    if not match:
+        return message
+    lines = [n for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    return f"line {lines[int(match.group(1)) - 1]}: {match.group(2)}"
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ for a native-speaker reviewer, never verdicts: they are tuned to miss little tha
 look at, and every flag says in its ``details`` what triggered it so the reviewer can dismiss it quickly.
 
 ``compute_flags`` runs them all on one unit. What depends on the rest of the project (the typical length
-ratio of the language pair, the register word lists the project manager edited, a back-translation
-similarity computed by an embedding backend) comes in through ``FlagContext``.
+ratio of the language pair, the register word lists the project manager edited, the threshold for a
+back-translation's chrF++ similarity) comes in through ``FlagContext``; a back-translation comes with the unit.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from decimal import Decimal
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
+
+from sacrebleu.metrics import CHRF
 
 from datasets_app.domain.languages import LATIN, expected_script, registers_for
 
@@ -84,6 +86,7 @@ class TranslationUnitInput:
     source_language: str
     target_language: str
     register: str | None = None
+    back_translation: str | None = None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -838,19 +841,33 @@ def flag_register(
 
 
 # --------------------------------------------------------------------------------------------------------
-# (i) Back-translation similarity (computed elsewhere)
+# (i) Back-translation similarity
 
 DEFAULT_BACK_TRANSLATION_THRESHOLD = 0.9
+BACK_TRANSLATION_MEASURE = "chrF++"
+
+
+def back_translation_similarity(source: str, back_translation: str) -> float:
+    """chrF++ (sacrebleu: character n-grams 1-6, word n-grams 1-2, beta 2) of the back-translation against the
+    source, divided by 100 so that it lies in 0-1 (1: the same text).
+
+    id-csqa compared a back-translation with its source by embedding similarity and kept items at 0.9 or
+    above. No embedding model can be fetched where this runs (weights are never downloaded at run time), so
+    the similarity is chrF++, a character-level overlap a real library computes without any model. The two
+    scales differ: chrF++ is lower than an embedding cosine for a good paraphrase (other words, same meaning),
+    so a project may want a lower threshold than id-csqa's 0.9; the threshold is a project setting.
+    """
+    if not source.strip() or not back_translation.strip():
+        raise ValueError("back-translation similarity needs a non-empty source and back-translation")
+    return float(CHRF(word_order=2).sentence_score(back_translation, [source]).score) / 100
 
 
 def flag_back_translation(
     back_similarity: float | None, *, threshold: float = DEFAULT_BACK_TRANSLATION_THRESHOLD
 ) -> Flag | None:
-    """Flag a unit whose back-translation is less similar to the source than ``threshold``.
-
-    The similarity comes from an embedding backend outside ``domain``; id-csqa kept items at 0.9 or above.
-    Embedding models differ in how compressed their similarities are, so calibrate the threshold per model.
-    """
+    """Flag a unit whose back-translation is less similar to the source than ``threshold`` (a similarity
+    equal to the threshold passes, as id-csqa kept items at 0.9 or above). The similarity is
+    :func:`back_translation_similarity`'s chrF++ unless one is given from elsewhere."""
     if back_similarity is None:
         return None
     if math.isnan(back_similarity):
@@ -860,11 +877,15 @@ def flag_back_translation(
     return Flag(
         LOW_BACK_TRANSLATION,
         Severity.WARNING,
-        f"The back-translation is not close to the source (similarity {_fmt(back_similarity, 'en')}, "
-        f"threshold {_fmt(threshold, 'en')}).",
-        f"Terjemahan balik kurang mirip dengan sumber (kemiripan {_fmt(back_similarity, 'id')}, "
-        f"ambang {_fmt(threshold, 'id')}).",
-        {"similarity": round(back_similarity, 4), "threshold": threshold},
+        f"The back-translation is not close to the source ({BACK_TRANSLATION_MEASURE} similarity "
+        f"{_fmt(back_similarity, 'en')}, threshold {_fmt(threshold, 'en')}).",
+        f"Terjemahan balik kurang mirip dengan sumber (kemiripan {BACK_TRANSLATION_MEASURE} "
+        f"{_fmt(back_similarity, 'id')}, ambang {_fmt(threshold, 'id')}).",
+        {
+            "similarity": round(back_similarity, 4),
+            "threshold": threshold,
+            "measure": BACK_TRANSLATION_MEASURE,
+        },
     )
 
 
@@ -889,13 +910,22 @@ class FlagContext:
 
     ``pair_stats``: length statistics of the unit's language pair (``pair_length_stats_by_pair``), or
     ``None`` to skip the length flag. ``register_markers``: the project's word lists per register code.
-    ``back_translation_similarity``: a similarity computed elsewhere, or ``None``.
+    ``back_translation_similarity``: a similarity computed elsewhere, or ``None`` to compute chrF++ from the
+    unit's ``back_translation`` when it has one.
     """
 
     pair_stats: PairLengthStats | None = None
     register_markers: Mapping[str, Sequence[str]] = field(default_factory=lambda: DEFAULT_REGISTER_MARKERS)
     back_translation_similarity: float | None = None
     config: FlagConfig = field(default_factory=FlagConfig)
+
+
+def _back_similarity(unit: TranslationUnitInput, context: FlagContext) -> float | None:
+    if context.back_translation_similarity is not None:
+        return context.back_translation_similarity
+    if unit.back_translation and unit.back_translation.strip():
+        return back_translation_similarity(unit.source, unit.back_translation)
+    return None
 
 
 def compute_flags(unit: TranslationUnitInput, *, context: FlagContext | None = None) -> list[Flag]:
@@ -932,8 +962,6 @@ def compute_flags(unit: TranslationUnitInput, *, context: FlagContext | None = N
         ),
         flag_slash_alternatives(unit.source, unit.translation),
         flag_bracket_additions(unit.source, unit.translation),
-        flag_back_translation(
-            context.back_translation_similarity, threshold=config.back_translation_threshold
-        ),
+        flag_back_translation(_back_similarity(unit, context), threshold=config.back_translation_threshold),
     ]
     return [flag for flag in candidates if flag is not None]

@@ -8,14 +8,24 @@ cannot tell; ``None`` is scored as wrong, never guessed. The rules run from the 
    ``Jawaban yang benar adalah E``, ``I choose B``);
 3. the answer starts with a letter form (``(B) text``, ``B. text``, ``B)``, ``B: text``);
 4. the whole answer is one option's text (after normalisation);
-5. letters referred to anywhere (``(C)``, ``option C``, ``pilihan C``);
-6. exactly one option's text occurs in the answer.
+5. a refusal (``Maaf, saya tidak bisa menjawab``, ``I cannot answer``): no letter, rule ``refusal``, so a
+   refusal is counted apart from an answer that could not be read;
+6. letters referred to anywhere (``(C)``, ``option C``, ``pilihan C``);
+7. exactly one option's text occurs in the answer.
+
+A lower-case letter counts only where nothing else can be meant: alone (``(d)``, ``d.``) or in brackets after
+an answer phrase (``Answer: (d)``), never as a word (``Answer: a lot``).
 
 Within a rule, two different letters make the answer ambiguous and the result is ``None`` without trying
 later rules: a model that says "A or B" has not answered.
 
 Prompt variants are data; :func:`choose_variant` picks one per question by a seeded hash, so a benchmark
-run is reproducible across processes and machines (Python's ``hash()`` is salted per process).
+run is reproducible across processes and machines (Python's ``hash()`` is salted per process). There are four
+per language, as SeaExam drew one of four instructions per question; the texts are ours.
+
+Three ways of asking: chat (the prompt as one user message), completion (the same text continued by a base
+model, the answer read from the first line, :func:`first_line`) and cloze (:func:`build_cloze_prompt`: the
+question without options, each option's text scored as the continuation).
 """
 
 from __future__ import annotations
@@ -63,7 +73,7 @@ _ANSWER_PHRASE = re.compile(
     r"|\bjawaban(?:nya)?|\bpilihan(?:nya)?|\bopsi)"
     r"(?:\s+(?i:yang\s+(?:benar|tepat|paling\s+tepat|paling\s+benar|sesuai)))?"
     r"\s*(?:(?i:is|adalah|ialah|yaitu|would\s+be)\s*:?|[:：=])\s*"
-    r"(?i:(?:option|pilihan|opsi|huruf)\s+)?[*\"'(\[]*([A-Z])(?![A-Za-z0-9])"
+    r"(?i:(?:option|pilihan|opsi|huruf)\s+)?(?:[*\"'(\[]*([A-Z])(?![A-Za-z0-9])|[(\[]([a-z])[)\]])"
 )
 _CHOOSE_PHRASE = re.compile(
     r"(?i:\b(?:i\s+(?:would\s+)?(?:choose|pick|select|go\s+with)|(?:saya\s+)?(?:memilih|pilih)))\s+"
@@ -71,7 +81,17 @@ _CHOOSE_PHRASE = re.compile(
 )
 _LEADING = re.compile(r"^[(\[]?([A-Z])[)\].:](?:\s|$)")
 # "A or B", "B/C", "A, D" right after a letter: the model named alternatives, not an answer.
-_ALTERNATIVE = re.compile(r"\s*(?:(?i:or|atau|and|dan)\b|[,/&])\s*[*\"'(\[]*([A-Z])(?![A-Za-z0-9])")
+_ALTERNATIVE = re.compile(
+    r"\s*(?:(?i:or|atau|and|dan)\b|[,/&])\s*(?:[*\"'(\[]*([A-Z])(?![A-Za-z0-9])|[(\[]([a-z])[)\]])"
+)
+_REFUSAL = re.compile(
+    r"(?i:\b(?:i\s+(?:can\s*not|can't|cannot|am\s+(?:not\s+able|unable)\s+to|won't|will\s+not)\s+"
+    r"(?:answer|help|choose|determine|provide)"
+    r"|i\s+(?:do\s+not|don't)\s+know|as\s+an\s+ai\b"
+    r"|(?:saya\s+)?(?:tidak|tak)\s+(?:bisa|dapat|mampu|akan)\s+(?:menjawab|memilih|membantu|menentukan)"
+    r"|saya\s+tidak\s+tahu|maaf,?\s+saya\s+tidak|sebagai\s+(?:ai|model\s+bahasa)\b))"
+)
+REFUSAL_RULE = "refusal"
 _REFERENCED = re.compile(r"[(\[]([A-Z])[)\]]|(?i:\b(?:option|pilihan|opsi|huruf)\s+)([A-Z])(?![A-Za-z0-9])")
 
 
@@ -86,11 +106,13 @@ def _letters_from(matches: Sequence[re.Match[str]], allowed: Mapping[str, str]) 
     found = set()
     for match in matches:
         letter = next((group for group in match.groups() if group), None)
+        letter = letter.upper() if letter else None
         if letter in allowed:
             found.add(letter)
             alternative = _ALTERNATIVE.match(match.string, match.end())
-            if alternative and alternative.group(1) in allowed:
-                found.add(alternative.group(1))
+            other = next((group for group in alternative.groups() if group), "") if alternative else ""
+            if other.upper() in allowed:
+                found.add(other.upper())
     return found
 
 
@@ -127,6 +149,9 @@ def extract_choice_with_rule(text: object, options: Mapping[str, str]) -> tuple[
     ]
     if len(exact) == 1:
         return exact[0], "option_text"
+
+    if _REFUSAL.search(cleaned):
+        return None, REFUSAL_RULE
 
     referenced = _letters_from(list(_REFERENCED.finditer(cleaned)), options)
     if len(referenced) == 1:
@@ -175,7 +200,8 @@ class McqPromptVariant:
 
     ``block`` is filled per question with ``{{question}}`` and ``{{choices}}`` and must end with the answer
     prefix, so that the same text serves generation (the model continues after it) and log-probability
-    scoring (each option letter is scored as the continuation).
+    scoring (each option letter is scored as the continuation). ``cloze_block`` asks the same question
+    without options, ending where an option's text is scored as the continuation.
     """
 
     id: str
@@ -183,10 +209,13 @@ class McqPromptVariant:
     instruction: str
     block: str
     choice_line: str = "{{letter}}. {{text}}"
+    cloze_block: str = "{{question}}"
 
     def __post_init__(self) -> None:
         if "{{question}}" not in self.block or "{{choices}}" not in self.block:
             raise ValueError(f"variant {self.id!r}: block needs {{{{question}}}} and {{{{choices}}}}")
+        if "{{question}}" not in self.cloze_block:
+            raise ValueError(f"variant {self.id!r}: cloze_block needs {{{{question}}}}")
         if "{{letter}}" not in self.choice_line:
             raise ValueError(f"variant {self.id!r}: choice_line needs {{{{letter}}}}")
 
@@ -213,6 +242,7 @@ MCQ_PROMPT_VARIANTS: Mapping[str, tuple[McqPromptVariant, ...]] = MappingProxyTy
                     "Tuliskan hanya huruf jawabannya ({{letters}})."
                 ),
                 block="Pertanyaan: {{question}}\n{{choices}}\nJawaban:",
+                cloze_block="Pertanyaan: {{question}}\nJawaban:",
             ),
             McqPromptVariant(
                 id="id-2",
@@ -223,6 +253,7 @@ MCQ_PROMPT_VARIANTS: Mapping[str, tuple[McqPromptVariant, ...]] = MappingProxyTy
                 ),
                 block="Soal: {{question}}\n\nPilihan:\n{{choices}}\n\nJawaban yang benar adalah huruf",
                 choice_line="({{letter}}) {{text}}",
+                cloze_block="Soal: {{question}}\nJawaban yang benar adalah",
             ),
             McqPromptVariant(
                 id="id-3",
@@ -233,6 +264,18 @@ MCQ_PROMPT_VARIANTS: Mapping[str, tuple[McqPromptVariant, ...]] = MappingProxyTy
                 ),
                 block="{{question}}\n{{choices}}\nPilihan Anda:",
                 choice_line="{{letter}}) {{text}}",
+                cloze_block="{{question}}\nMenurut akal sehat, jawabannya:",
+            ),
+            McqPromptVariant(
+                id="id-4",
+                language="id",
+                instruction=(
+                    "Soal ujian berikut menguji pengetahuan tentang Indonesia. Setiap soal memiliki tepat satu "
+                    "jawaban benar di antara pilihan {{letters}}. Jawablah dengan huruf pilihan tersebut."
+                ),
+                block="Soal ujian: {{question}}\n{{choices}}\nJawaban:",
+                choice_line="({{letter}}) {{text}}",
+                cloze_block="Soal ujian: {{question}}\nJawaban:",
             ),
         ),
         "en": (
@@ -244,6 +287,7 @@ MCQ_PROMPT_VARIANTS: Mapping[str, tuple[McqPromptVariant, ...]] = MappingProxyTy
                     "Write only the letter of your answer ({{letters}})."
                 ),
                 block="Question: {{question}}\n{{choices}}\nAnswer:",
+                cloze_block="Question: {{question}}\nAnswer:",
             ),
             McqPromptVariant(
                 id="en-2",
@@ -254,6 +298,7 @@ MCQ_PROMPT_VARIANTS: Mapping[str, tuple[McqPromptVariant, ...]] = MappingProxyTy
                 ),
                 block="Question: {{question}}\n\nOptions:\n{{choices}}\n\nThe correct answer is letter",
                 choice_line="({{letter}}) {{text}}",
+                cloze_block="Question: {{question}}\nThe correct answer is",
             ),
             McqPromptVariant(
                 id="en-3",
@@ -264,6 +309,18 @@ MCQ_PROMPT_VARIANTS: Mapping[str, tuple[McqPromptVariant, ...]] = MappingProxyTy
                 ),
                 block="{{question}}\n{{choices}}\nYour choice:",
                 choice_line="{{letter}}) {{text}}",
+                cloze_block="{{question}}\nBy common sense, the answer is:",
+            ),
+            McqPromptVariant(
+                id="en-4",
+                language="en",
+                instruction=(
+                    "The following exam questions test knowledge about Indonesia. Each question has exactly one "
+                    "correct answer among the options {{letters}}. Answer with the letter of that option."
+                ),
+                block="Exam question: {{question}}\n{{choices}}\nAnswer:",
+                choice_line="({{letter}}) {{text}}",
+                cloze_block="Exam question: {{question}}\nAnswer:",
             ),
         ),
     }
@@ -312,6 +369,45 @@ def build_mcq_prompt(
         parts.append(f"{_question_block(variant, example.question, example_choices)} {example.answer}")
     parts.append(_question_block(variant, question, choices))
     return "\n\n".join(parts)
+
+
+def build_cloze_prompt(
+    question: str,
+    variant: McqPromptVariant,
+    examples: Sequence[McqExample] = (),
+) -> str:
+    """The cloze prompt: each example as its ``cloze_block`` followed by the text of its answer, then the
+    question's ``cloze_block``; no instruction and no options, as the options' texts are what is scored."""
+    parts = []
+    for example in examples:
+        example_choices = _check_options(example.choices)
+        if example.answer not in example_choices:
+            raise ValueError(f"example answer {example.answer!r} is not one of its options")
+        block = fill_placeholders(variant.cloze_block, {"question": example.question})
+        parts.append(f"{block} {example_choices[example.answer]}")
+    parts.append(fill_placeholders(variant.cloze_block, {"question": question}))
+    return "\n\n".join(parts)
+
+
+def cloze_continuations(choices: Mapping[str, str]) -> list[str]:
+    """Continuations scored in cloze mode: a space and each option's text, in option order."""
+    return [f" {text}" for text in _check_options(choices).values()]
+
+
+def best_option(letters: Sequence[str], scores: Sequence[float]) -> str:
+    """The letter with the highest score; on a tie the first in option order."""
+    if len(letters) != len(scores) or not letters:
+        raise ValueError(f"{len(letters)} letters but {len(scores)} scores")
+    return letters[max(range(len(letters)), key=lambda i: scores[i])]
+
+
+def first_line(text: str) -> str:
+    """The first line of a completion that has any text, stripped: a base model continuing a k-shot prompt
+    goes on to write the next question, which is not part of its answer."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
 
 
 def build_mcq_messages(

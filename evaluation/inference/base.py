@@ -36,12 +36,17 @@ class ChatRequest:
     ``response_format`` is a bare JSON schema (as from ``judge_templates.json_schema_for``) or ``None``;
     each backend turns it into its own structured-output request. ``request_id`` comes back on the result so
     callers can match results to their rows.
+
+    ``completion=True`` asks for a plain text completion (a base model continuing a k-shot prompt): the one
+    user message is the prompt, sent without a chat template. Backends that cannot do it raise
+    :class:`BackendConfigError`.
     """
 
     messages: Sequence[Mapping[str, str]]
     sampling: SamplingParams = field(default_factory=SamplingParams)
     response_format: Mapping[str, Any] | None = None
     request_id: str = ""
+    completion: bool = False
 
     def __post_init__(self) -> None:
         messages = tuple(dict(message) for message in self.messages)
@@ -56,6 +61,10 @@ class ChatRequest:
             if not isinstance(message.get("content"), str):
                 raise ValueError(f"request {self.request_id!r} message {index}: content must be a string")
         object.__setattr__(self, "messages", messages)
+        if self.completion and (len(messages) != 1 or messages[0]["role"] != "user"):
+            raise ValueError(
+                f"request {self.request_id!r}: a completion request holds its prompt as one user message"
+            )
         if not isinstance(self.sampling, SamplingParams):
             raise ValueError(f"request {self.request_id!r}: sampling must be SamplingParams")
         if self.response_format is not None and not isinstance(self.response_format, Mapping):
@@ -88,6 +97,15 @@ class GenerationResult:
         return self.error is None
 
 
+def refuse_completion(backend_name: str, requests: Sequence[ChatRequest]) -> None:
+    """Raise for a backend that runs chat requests only when a batch asks for text completion."""
+    if any(request.completion for request in requests):
+        raise BackendConfigError(
+            f"the {backend_name!r} backend runs chat requests only; completion mode needs the openai or "
+            "llamacpp backend"
+        )
+
+
 class Backend(abc.ABC):
     """A model behind ``generate`` (and optionally ``score_options``).
 
@@ -101,9 +119,9 @@ class Backend(abc.ABC):
     def generate(self, requests: Sequence[ChatRequest]) -> list[GenerationResult]:
         """Run ``requests``; the i-th result belongs to the i-th request."""
 
-    def score_options(self, prompt: str, options: Sequence[str]) -> list[float]:
+    def score_options(self, prompt: str, options: Sequence[str], *, mode: str = "sum") -> list[float]:
         """Log-probability of each option as the continuation of ``prompt`` (natural log, summed over the
-        option's tokens), in the order given."""
+        option's tokens; ``mode="cloze"``: divided by their number), in the order given."""
         raise NotImplementedError(
             f"the {self.name!r} backend cannot score options by log-probability; use a backend that exposes "
             "token log-probabilities (transformers, llamacpp) or extract answers from generated text"

@@ -125,10 +125,10 @@ class LlamaCppBackend(Backend):
     # Generation
 
     def completion_kwargs(self, request: ChatRequest, choice: int = 0) -> dict[str, Any]:
-        """The chat completion request body for ``request``'s ``choice``-th sample."""
+        """The request body for ``request``'s ``choice``-th sample: chat messages, or the plain prompt of a
+        completion request (no chat template)."""
         sampling = request.sampling
         body: dict[str, Any] = {
-            "messages": [dict(message) for message in request.messages],
             "temperature": sampling.temperature,
             "top_p": sampling.top_p,
             "top_k": sampling.top_k or 0,  # 0 switches llama.cpp's top-k filter off
@@ -137,6 +137,10 @@ class LlamaCppBackend(Backend):
             "stop": list(sampling.stop or []),
             "cache_prompt": self.reuse_prompt_cache,
         }
+        if request.completion:
+            body["prompt"] = request.messages[0]["content"]
+        else:
+            body["messages"] = [dict(message) for message in request.messages]
         if sampling.seed is not None:
             # Distinct but reproducible seeds for the n samples of one request.
             body["seed"] = sampling.seed + choice
@@ -154,7 +158,12 @@ class LlamaCppBackend(Backend):
         started = time.perf_counter()
         for choice in range(request.sampling.n):
             with self._lock:
-                response = self.server.handle_chat_completions(self.completion_kwargs(request, choice))
+                body = self.completion_kwargs(request, choice)
+                response = (
+                    self.server.handle_completions(body)
+                    if request.completion
+                    else self.server.handle_chat_completions(body)
+                )
             error = _error_message(response)
             if error is not None:  # e.g. a prompt longer than the context
                 logger.warning("llama.cpp request %r failed: %s", request.request_id, error)
@@ -167,7 +176,9 @@ class LlamaCppBackend(Backend):
                     error=f"llama.cpp failed: {error}",
                 )
             first = response["choices"][0]
-            texts.append(first["message"].get("content") or "")
+            texts.append(
+                (first.get("text") or "") if request.completion else (first["message"].get("content") or "")
+            )
             if choice == 0:
                 finish_reason = first.get("finish_reason")
             usage = response.get("usage") or {}

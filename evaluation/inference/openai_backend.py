@@ -158,6 +158,10 @@ class OpenAIBackend(Backend):
     def completions_url(self) -> str:
         return f"{self.base_url}/chat/completions"
 
+    def url_for(self, request: ChatRequest) -> str:
+        """``/chat/completions``, or ``/completions`` for a plain text completion."""
+        return f"{self.base_url}/completions" if request.completion else self.completions_url
+
     def close(self) -> None:
         with self._pool_lock:
             pool, self._pool = self._pool, None
@@ -200,11 +204,14 @@ class OpenAIBackend(Backend):
         sampling = request.sampling
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [dict(message) for message in request.messages],
             "temperature": sampling.temperature,
             "top_p": sampling.top_p,
             "max_tokens": sampling.max_tokens,
         }
+        if request.completion:
+            body["prompt"] = request.messages[0]["content"]
+        else:
+            body["messages"] = [dict(message) for message in request.messages]
         if sampling.n != 1:
             body["n"] = sampling.n
         if sampling.seed is not None:
@@ -279,7 +286,7 @@ class OpenAIBackend(Backend):
         with self._slots:
             started = self._clock()
             try:
-                response = self._client.post(self.completions_url, json=body)
+                response = self._client.post(self.url_for(request), json=body)
             except httpx.TimeoutException:
                 return _Attempt(retry_reason=f"timed out after {self.timeout_s:g}s")
             except httpx.TransportError as exc:
@@ -292,7 +299,7 @@ class OpenAIBackend(Backend):
         detail = self._redact(_error_excerpt(response))
         if status in CONFIG_ERROR_STATUS:
             hint = "check the API key" if status in (401, 403) else "check base_url and the model id"
-            raise BackendConfigError(f"{self.completions_url} answered HTTP {status} ({hint}): {detail}")
+            raise BackendConfigError(f"{self.url_for(request)} answered HTTP {status} ({hint}): {detail}")
         if status in RETRYABLE_STATUS or status >= 500:
             return _Attempt(
                 retry_reason=f"HTTP {status}: {detail}",
@@ -308,7 +315,10 @@ class OpenAIBackend(Backend):
             choices = data["choices"]
             if not isinstance(choices, list) or not choices:
                 raise ValueError("no choices")
-            texts = tuple(_message_text(choice) for choice in choices)
+            texts = tuple(
+                _completion_text(choice) if request.completion else _message_text(choice)
+                for choice in choices
+            )
             finish_reason = choices[0].get("finish_reason")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return self._error(request, f"malformed response body ({exc})", latency, attempt)
@@ -375,6 +385,13 @@ def _message_text(choice: Any) -> str:
         raise ValueError("choice without a message")
     content = message.get("content")
     return content if isinstance(content, str) else ""
+
+
+def _completion_text(choice: Any) -> str:
+    text = choice.get("text") if isinstance(choice, dict) else None
+    if text is None:
+        raise ValueError("completion choice without text")
+    return text if isinstance(text, str) else ""
 
 
 def _int_or_none(value: object) -> int | None:

@@ -26,7 +26,13 @@ from typing import Any, cast
 import torch
 
 from evaluation.domain.sampling import SamplingParams
-from evaluation.inference.base import Backend, BackendConfigError, ChatRequest, GenerationResult
+from evaluation.inference.base import (
+    Backend,
+    BackendConfigError,
+    ChatRequest,
+    GenerationResult,
+    refuse_completion,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -127,6 +133,7 @@ class TransformersBackend(Backend):
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[GenerationResult]:
         requests = list(requests)
+        refuse_completion(self.name, requests)
         results: list[GenerationResult | None] = [None] * len(requests)
         groups: dict[SamplingParams, list[_Row]] = {}
         for index, request in enumerate(requests):

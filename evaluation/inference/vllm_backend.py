@@ -19,7 +19,13 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluation.inference.base import Backend, BackendConfigError, ChatRequest, GenerationResult
+from evaluation.inference.base import (
+    Backend,
+    BackendConfigError,
+    ChatRequest,
+    GenerationResult,
+    refuse_completion,
+)
 from evaluation.inference.registry import BackendNotAvailable
 
 logger = logging.getLogger(__name__)
@@ -117,6 +123,7 @@ class VllmBackend(Backend):
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[GenerationResult]:
         requests = list(requests)
+        refuse_completion(self.name, requests)
         if not requests:
             return []
         try:

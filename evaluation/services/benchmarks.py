@@ -12,9 +12,13 @@ from datasets_app.models import Dataset, Prompt, Question, TranslationUnit
 from evaluation.domain.answer_extraction import (
     MCQ_PROMPT_VARIANTS,
     McqExample,
+    best_option,
+    build_cloze_prompt,
     build_mcq_prompt,
     choose_variant,
+    cloze_continuations,
     extract_choice_with_rule,
+    first_line,
     is_correct,
     option_continuations,
 )
@@ -49,12 +53,20 @@ BENCHMARK_OPTIONS = frozenset(
         "prompt_language",
         "variant",
         "judge_language",
+        "back_translate",
     }
 )
 SCORINGS = {
     BenchmarkRun.Task.MCQ: ("extract", "logprob"),
     BenchmarkRun.Task.TRANSLATION: ("chrf",),
     BenchmarkRun.Task.OPEN_QA: ("substring", "judge"),
+}
+# Multiple choice: how each mode reads the answer (the ``scoring`` kept in the run's config).
+MODE_SCORING = {
+    BenchmarkRun.Mode.CHAT: "extract",
+    BenchmarkRun.Mode.COMPLETION: "extract",
+    BenchmarkRun.Mode.LOGPROB: "logprob",
+    BenchmarkRun.Mode.CLOZE: "logprob",
 }
 LANGUAGE_NAMES = {
     "ind": "Indonesian",
@@ -87,17 +99,27 @@ def benchmark_run_start(
     endpoint: ModelEndpoint,
     dataset: Dataset,
     judge_endpoint: ModelEndpoint | None = None,
+    mode: str | None = None,
     options: dict[str, Any] | None = None,
     name: str = "",
     user=None,
 ) -> BenchmarkRun:
     """Plan and queue a benchmark run.
 
+    ``mode`` (multiple choice only): ``chat`` (the prompt as one user message, the letter extracted from
+    the reply), ``completion`` (the k-shot prompt continued as plain text, for base models; the letter
+    extracted from the first line), ``logprob`` (each option letter scored after the prompt) or ``cloze``
+    (the question without options, each option's text scored per token). Empty: from ``scoring``
+    (``logprob`` gives ``logprob``), else ``chat``.
+
     ``options``: ``scoring`` (mcq: ``extract`` | ``logprob``; open_qa: ``substring`` | ``judge``), ``k_shot``
     with examples from the questions whose ``meta.split`` is ``shot_split`` (of ``shot_dataset_id`` or the
     same dataset), ``eval_split`` (only questions of that split are scored), ``prompt_language`` (``id``
     or ``en`` prompt variants), ``variant`` (one variant id instead of the seeded choice per question),
-    ``seed``, ``sampling``, ``max_tokens``, ``chunk_size``, ``judge_language``.
+    ``seed``, ``sampling``, ``max_tokens``, ``chunk_size``, ``judge_language``. ``back_translate``
+    (translation): the model translates each unit's translation back into the source language; the result is
+    scored by chrF++ against the source and kept as the unit's ``meta["back_translation"]``, from which the
+    translation flags compute the back-translation similarity.
     """
     options = dict(options or {})
     unknown = sorted(set(options) - BENCHMARK_OPTIONS)
@@ -108,6 +130,9 @@ def benchmark_run_start(
     scoring = options.get("scoring") or SCORINGS[task][0]
     if scoring not in SCORINGS[task]:
         raise RunConfigError(f"scoring for {task} must be one of {', '.join(SCORINGS[task])}")
+    mode = _resolve_mode(task=task, mode=mode, scoring=options.get("scoring"))
+    if task == BenchmarkRun.Task.MCQ:
+        scoring = MODE_SCORING[mode]
     chunk_size = check_chunk_size(options.get("chunk_size"))
     seed = int(options.get("seed") or 0)
     overrides = dict(options.get("sampling") or {})
@@ -130,6 +155,10 @@ def benchmark_run_start(
         "chunk_size": chunk_size,
         "prompt_language": prompt_language,
     }
+    if options.get("back_translate"):
+        if task != BenchmarkRun.Task.TRANSLATION:
+            raise RunConfigError("back_translate is an option of translation runs")
+        config["back_translate"] = True
     judge_template = None
     if scoring == "judge":
         if judge_endpoint is None:
@@ -186,6 +215,7 @@ def benchmark_run_start(
         dataset=dataset,
         judge_endpoint=judge_endpoint if scoring == "judge" else None,
         judge_template=judge_template,
+        mode=mode,
         config=config,
         name=name,
         created_by=user,
@@ -193,6 +223,22 @@ def benchmark_run_start(
     chunks_create(run=run, endpoint=endpoint, items=items, chunk_size=chunk_size)
     run_launch(run=run, n_total=len(items))
     return run
+
+
+def _resolve_mode(*, task: str, mode: str | None, scoring: str | None) -> str:
+    if mode and mode not in BenchmarkRun.Mode.values:
+        raise RunConfigError(f"mode must be one of {', '.join(BenchmarkRun.Mode.values)}, got {mode!r}")
+    if task != BenchmarkRun.Task.MCQ:
+        if mode and mode != BenchmarkRun.Mode.CHAT:
+            raise RunConfigError(f"mode {mode!r} is for multiple choice; {task} runs use chat")
+        return BenchmarkRun.Mode.CHAT
+    if not mode:
+        return BenchmarkRun.Mode.LOGPROB if scoring == "logprob" else BenchmarkRun.Mode.CHAT
+    if scoring and scoring != MODE_SCORING[mode]:
+        raise RunConfigError(
+            f"mode {mode!r} reads answers by {MODE_SCORING[mode]!r}, not scoring {scoring!r}"
+        )
+    return mode
 
 
 def benchmark_existing_keys(run: BenchmarkRun, items: list[dict[str, Any]]) -> set[str]:
@@ -225,6 +271,7 @@ def _variant(run: BenchmarkRun, question: Question):
 
 def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> list[ItemOutcome]:
     questions = Question.objects.in_bulk([item["question"] for item in items])
+    cloze = run.mode == BenchmarkRun.Mode.CLOZE
     prepared = []
     outcomes: list[ItemOutcome] = []
     for item in items:
@@ -233,7 +280,12 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
             outcomes.append(ItemOutcome(key=item["key"], error="the question no longer exists"))
             continue
         variant = _variant(run, question)
-        text = build_mcq_prompt(question.text, question.choices, variant, _shots(run, question.pk))
+        shots = _shots(run, question.pk)
+        text = (
+            build_cloze_prompt(question.text, variant, shots)
+            if cloze
+            else build_mcq_prompt(question.text, question.choices, variant, shots)
+        )
         prepared.append((item, question, variant, text))
 
     def row(item, question, variant, **fields) -> BenchmarkResult:
@@ -248,13 +300,15 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
             **fields,
         )
 
-    if run.config["scoring"] == "logprob":
+    if run.mode in (BenchmarkRun.Mode.LOGPROB, BenchmarkRun.Mode.CLOZE):
         for item, question, variant, text in prepared:
             letters = list(question.choices)
-            logprobs = backend.score_options(text, option_continuations(question.choices))
-            best = max(range(len(letters)), key=lambda i: logprobs[i])
-            predicted = letters[best]
-            raw = {"logprobs": dict(zip(letters, logprobs, strict=True))}
+            if cloze:
+                logprobs = backend.score_options(text, cloze_continuations(question.choices), mode="cloze")
+            else:
+                logprobs = backend.score_options(text, option_continuations(question.choices))
+            predicted = best_option(letters, logprobs)
+            raw = {"logprobs": dict(zip(letters, logprobs, strict=True)), "mode": run.mode}
             outcomes.append(
                 ItemOutcome(
                     key=item["key"],
@@ -273,8 +327,14 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
             )
         return outcomes
 
+    completion = run.mode == BenchmarkRun.Mode.COMPLETION
     requests = [
-        ChatRequest(messages=[{"role": "user", "content": text}], sampling=sampling, request_id=item["key"])
+        ChatRequest(
+            messages=[{"role": "user", "content": text}],
+            sampling=sampling,
+            request_id=item["key"],
+            completion=completion,
+        )
         for item, _, _, text in prepared
     ]
     results = {r.request_id: r for r in backend.generate(requests)}
@@ -283,7 +343,11 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
         if not result.ok:
             outcomes.append(ItemOutcome(key=item["key"], error=result.error))
             continue
-        predicted, rule = extract_choice_with_rule(result.text, question.choices)
+        answer = first_line(result.text) if completion else result.text
+        predicted, rule = extract_choice_with_rule(answer, question.choices)
+        raw = {"output": result.text, "rule": rule}
+        if completion:
+            raw["answer_line"] = answer
         outcomes.append(
             ItemOutcome(
                 key=item["key"],
@@ -294,7 +358,7 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
                         variant,
                         prediction=predicted or "",
                         correct=is_correct(predicted, question.answer_key),
-                        raw={"output": result.text, "rule": rule},
+                        raw=raw,
                         latency_s=result.latency_s,
                         prompt_tokens=result.prompt_tokens,
                         completion_tokens=result.completion_tokens,
@@ -308,6 +372,7 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
 def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> list[ItemOutcome]:
     units = TranslationUnit.objects.in_bulk([item["unit"] for item in items])
     words = TRANSLATION_PROMPTS[run.config.get("prompt_language", "id")]
+    back = bool(run.config.get("back_translate"))
     requests = []
     outcomes: list[ItemOutcome] = []
     for item in items:
@@ -316,11 +381,14 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
             outcomes.append(ItemOutcome(key=item["key"], error="the translation unit no longer exists"))
             continue
         register = f" ({unit.register})" if unit.register else ""
+        source, target = unit.source_language, unit.target_language
+        if back:  # the translation back into the source language, which has no register of its own
+            source, target, register = target, source, ""
         text = words.format(
-            source=LANGUAGE_NAMES.get(unit.source_language, unit.source_language),
-            target=LANGUAGE_NAMES.get(unit.target_language, unit.target_language),
+            source=LANGUAGE_NAMES.get(source, source),
+            target=LANGUAGE_NAMES.get(target, target),
             register=register,
-            text=unit.source_text,
+            text=unit.translation_text if back else unit.source_text,
         )
         requests.append(
             ChatRequest(
@@ -336,7 +404,12 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
             outcomes.append(ItemOutcome(key=item["key"], error=result.error))
             continue
         prediction = result.text.strip()
-        chrf = chrf_pp_sentence(prediction, unit.translation_text)
+        reference = unit.source_text if back else unit.translation_text
+        chrf = chrf_pp_sentence(prediction, reference)
+        if back:
+            # Kept on the unit for the back-translation flag; a rerun overwrites it with its own.
+            meta = {**(unit.meta or {}), "back_translation": prediction, "back_translation_run": run.pk}
+            TranslationUnit.objects.filter(pk=unit.pk).update(meta=meta)
         outcomes.append(
             ItemOutcome(
                 key=item["key"],
@@ -345,12 +418,12 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
                         benchmark_run=run,
                         item_key=item["key"],
                         unit=unit,
-                        language=unit.target_language,
+                        language=unit.source_language if back else unit.target_language,
                         register=unit.register,
                         prediction=prediction,
-                        reference=unit.translation_text,
+                        reference=reference,
                         score=chrf / 100,
-                        raw={"chrf_pp": chrf},
+                        raw={"chrf_pp": chrf, "back_translation": back},
                         latency_s=result.latency_s,
                         prompt_tokens=result.prompt_tokens,
                         completion_tokens=result.completion_tokens,

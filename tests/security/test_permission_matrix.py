@@ -148,6 +148,9 @@ PAGES: dict[str, Row] = {
     "annotation:manage_flag_settings": Row("POST", MANAGE, translation),
     "annotation:manage_pairs_upload": Row("POST", MANAGE, authoring),
     "annotation:manage_conflicts_csv": Row("GET", MANAGE, mcq),
+    "annotation:manage_error_taxonomy": Row(
+        "POST", MANAGE, mcq, lambda w: {"taxonomy": "typo | Typo | Salah ketik | question, options"}
+    ),
     # review
     "annotation:review": Row("GET", REVIEW),
     "annotation:review_llm": Row("GET", REVIEW, mcq),

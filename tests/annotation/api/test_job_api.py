@@ -84,6 +84,10 @@ def test_manager_operations(api_client_for, make_user, job_project, django_captu
     assert report["conflicts"] == [
         {"creator": "creator", "answerer": "answerer", "n_answers": 2, "n_conflicts": 1, "n_blank": 0}
     ]
+    # No review yet; the project's taxonomy is id-csqa's, "Invalid options" for options only.
+    assert report["taxonomy"] is None and report["option_taxonomy"] is None
+    assert len(report["taxonomy_categories"]) == 8
+    assert report["taxonomy_categories"][-1]["applies_to"] == ["options"]
 
     units = build_translation_dataset(n_units=3, translated=True)
     review = job_project(kind="translation_review", dataset=units, members=[make_user("annotator")])

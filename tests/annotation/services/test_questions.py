@@ -4,6 +4,7 @@ import pytest
 
 from annotation import services
 from annotation.models import Annotation, QuestionErrorReview, QuestionRound, Task
+from datasets_app.domain.questions import taxonomy_from_data, taxonomy_from_text
 from datasets_app.models import Dataset, Question
 from tests.annotation.conftest import build_question_dataset
 
@@ -183,24 +184,82 @@ def test_error_taxonomy_reviews(make_user, job_project):
     q1, q2, q3 = Question.objects.order_by("id")
     services.question_error_review_save(project=project, question=q1, reviewer=reviewer, errors=[])
     services.question_error_review_save(
-        project=project, question=q2, reviewer=reviewer, errors=["wrong_key", "fluency"]
+        project=project,
+        question=q2,
+        reviewer=reviewer,
+        errors=["fluency", "context"],
+        option_errors=["invalid_options", "typo"],
     )
     services.question_error_review_save(project=project, question=q3, reviewer=reviewer, errors=["fluency"])
     services.question_error_review_save(
         project=project, question=q3, reviewer=reviewer, errors=["fluency"], comment="x"
     )
     assert QuestionErrorReview.objects.count() == 3
-    with pytest.raises(services.AnnotationError):
+    # Stored in the taxonomy's order, question and option errors apart.
+    review = QuestionErrorReview.objects.get(question=q2)
+    assert (review.errors, review.option_errors) == (["fluency", "context"], ["typo", "invalid_options"])
+    with pytest.raises(services.AnnotationError, match="of the question in this project: nonsense"):
         services.question_error_review_save(
             project=project, question=q1, reviewer=reviewer, errors=["nonsense"]
         )
+    # "Invalid options" applies to options only.
+    with pytest.raises(services.AnnotationError, match="of the question in this project: invalid_options"):
+        services.question_error_review_save(
+            project=project, question=q1, reviewer=reviewer, errors=["invalid_options"]
+        )
+    assert QuestionErrorReview.objects.get(question=q1).errors == []
     from annotation.selectors import mcq_report
 
-    taxonomy = mcq_report(project=project).taxonomy
-    # 1 of 3 questions error-free; fluency on 2 questions, wrong_key on 1: 3 tags, fluency 2/3 of them.
+    report = mcq_report(project=project)
+    taxonomy, options = report.taxonomy, report.option_taxonomy
+    # Question errors: 1 of 3 questions error-free; fluency on 2, context on 1: 3 tags, fluency 2/3 of them.
     assert (taxonomy.n_questions, taxonomy.n_error_free) == (3, 1)
-    assert taxonomy.questions_with["fluency"] == 2 and taxonomy.questions_with["wrong_key"] == 1
+    assert taxonomy.questions_with["fluency"] == 2 and taxonomy.questions_with["context"] == 1
     assert taxonomy.share_of_errors["fluency"] == pytest.approx(2 / 3)
+    assert "invalid_options" not in taxonomy.questions_with
+    # Option errors: only q2 has any (typo and invalid options, half of the 2 tags each).
+    assert (options.n_questions, options.n_error_free) == (3, 2)
+    assert options.share_of_errors["invalid_options"] == pytest.approx(0.5)
+    assert report.taxonomy_labels["invalid_options"] == "Invalid options"
+    assert mcq_report(project=project, lang="id").taxonomy_labels["typo"] == "Salah ketik"
+
+
+def test_error_taxonomy_is_id_csqa_by_default_and_editable(make_user, job_project):
+    dataset = build_question_dataset(creators=[make_user("annotator")], n_per_creator=1, origin="llm")
+    project = job_project(kind="mcq_answer", dataset=dataset, members=[make_user("annotator")])
+    assert [c.en for c in taxonomy_from_data(project.error_taxonomy)] == [
+        "Translation",
+        "Wrong language",
+        "Structure",
+        "Fluency",
+        "Context",
+        "Subjectivity",
+        "Typo",
+        "Invalid options",
+    ]
+    reviewer = make_user("reviewer")
+    question = Question.objects.get()
+    services.question_error_review_save(
+        project=project, question=question, reviewer=reviewer, errors=["typo"], option_errors=["typo"]
+    )
+    edited = taxonomy_from_text(
+        "typo | Typo | Salah ketik | question, options\nbias | Bias | Bias | question"
+    )
+    services.error_taxonomy_set(project=project, categories=edited)
+    project.refresh_from_db()
+    assert [c["code"] for c in project.error_taxonomy] == ["typo", "bias"]
+    services.question_error_review_save(
+        project=project, question=question, reviewer=reviewer, errors=["bias"], option_errors=["typo"]
+    )
+    # Dropping "typo", or taking it from the options it was used for, is refused and changes nothing.
+    for text in (
+        "bias | Bias | Bias | question",
+        "typo | Typo | Salah ketik | question\nbias | Bias | Bias | question",
+    ):
+        with pytest.raises(services.AnnotationError, match="use these categories; keep them: typo"):
+            services.error_taxonomy_set(project=project, categories=taxonomy_from_text(text))
+    project.refresh_from_db()
+    assert [c["code"] for c in project.error_taxonomy] == ["typo", "bias"]
 
 
 def test_authoring_without_dataset_creates_one(make_user):

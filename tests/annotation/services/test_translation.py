@@ -246,3 +246,33 @@ def test_recompute_flags_for_a_project_in_the_background(
     FlagRecompute.objects.create(project=project)  # one still queued: a second is refused
     with pytest.raises(services.AnnotationError):
         services.flag_recompute_queue(project=project)
+
+
+def test_back_translation_flag_uses_the_units_back_translation_and_the_projects_threshold(
+    make_user, job_project, django_capture_on_commit_callbacks
+):
+    dataset = build_translation_dataset(n_units=2, translated=True)
+    project = job_project(kind="translation_review", dataset=dataset, members=[make_user("annotator")])
+    first, second = TranslationUnit.objects.filter(dataset=dataset).order_by("external_id")
+    # chrF++ of a back-translation equal to the source is 1; with one word dropped it falls below 0.9.
+    first.meta = {"back_translation": first.source_text}
+    first.save()
+    words = second.source_text.split()
+    second.meta = {"back_translation": " ".join(words[:-1])}
+    second.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.flag_recompute_queue(project=project)
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.flags == []
+    [flag] = [f for f in second.flags if f["code"] == "low_back_translation"]
+    similarity = flag["details"]["similarity"]
+    assert similarity < 0.9 and flag["details"]["measure"] == "chrF++"
+    # The project lowers its threshold below that similarity: the flag goes.
+    services.project_update(project=project, flag_settings={"back_translation_threshold": similarity - 0.01})
+    with django_capture_on_commit_callbacks(execute=True):
+        services.flag_recompute_queue(project=project)
+    second.refresh_from_db()
+    assert [f for f in second.flags if f["code"] == "low_back_translation"] == []
+    with pytest.raises(services.ProjectInvalid, match="at most 1"):
+        services.project_update(project=project, flag_settings={"back_translation_threshold": 1.5})

@@ -9,7 +9,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation import services
-from annotation.models import Assignment, Project
+from annotation.models import Assignment, Project, QuestionErrorReview
 from datasets_app.models import Question, TranslationUnit
 from exports.models import Export
 from tests.annotation.conftest import build_question_dataset, build_translation_dataset
@@ -151,11 +151,16 @@ def test_manager_sees_the_translation_report_and_exports_the_corpus(
     assert 'id="recompute"' in progress.content.decode() and "<html" not in progress.content.decode()
     saved = client.post(
         reverse("annotation:manage_flag_settings", args=[review.pk]),
-        {"length_z_threshold": "2.5", "markers_ngoko": "aku\nkowe, ora"},
+        {
+            "length_z_threshold": "2.5",
+            "back_translation_threshold": "0.85",
+            "markers_ngoko": "aku\nkowe, ora",
+        },
     )
     assert saved.status_code == 302
     review.refresh_from_db()
     assert review.flag_settings["length_z_threshold"] == 2.5
+    assert review.flag_settings["back_translation_threshold"] == 0.85
     assert review.flag_settings["register_markers"]["ngoko"] == ["aku", "kowe", "ora"]
 
 
@@ -250,10 +255,39 @@ def test_llm_question_review_page(client, make_user, job_project):
     question = Question.objects.get()
     client.post(
         reverse("annotation:review_llm", args=[project.pk]),
-        {"question": question.pk, "error_types": ["wrong_key"]},
+        {"question": question.pk, "error_types": ["context"], "option_error_types": ["invalid_options"]},
     )
+    review = QuestionErrorReview.objects.get()
+    assert (review.errors, review.option_errors) == (["context"], ["invalid_options"])
     body = client.get(reverse("annotation:review_llm", args=[project.pk])).content.decode()
     assert "0 of 1 reviewed questions have no error" in body
+    assert 'data-testid="taxonomy"' in body and 'data-testid="option-taxonomy"' in body
+    # "Invalid options" is offered for the options only.
+    assert 'name="option_error_types" value="invalid_options"' in body
+    assert 'name="error_types" value="invalid_options"' not in body
+
+
+def test_manager_edits_the_error_taxonomy_from_the_manage_page(client, make_user, job_project):
+    dataset = build_question_dataset(creators=[make_user("annotator")], n_per_creator=1, origin="llm")
+    project = job_project(kind="mcq_answer", dataset=dataset, members=[make_user("annotator")])
+    client.force_login(make_user("project_manager"))
+    page = client.get(reverse("annotation:manage_detail", args=[project.pk])).content.decode()
+    # id-csqa's taxonomy is the default, shown for editing.
+    assert "invalid_options | Invalid options | Pilihan tidak valid | options" in page
+    url = reverse("annotation:manage_error_taxonomy", args=[project.pk])
+    client.post(
+        url, {"taxonomy": "typo | Typo | Salah ketik | question, options\nbias | Bias | Bias | question"}
+    )
+    project.refresh_from_db()
+    assert [(c["code"], c["applies_to"]) for c in project.error_taxonomy] == [
+        ("typo", ["question", "options"]),
+        ("bias", ["question"]),
+    ]
+    # A bad line is refused with its line number; the saved taxonomy stays as it was.
+    response = client.post(url, {"taxonomy": "typo | Typo | Salah ketik\nBad Code | X | Y"}, follow=True)
+    assert "line 2: code must be lower-case letters" in response.content.decode()
+    project.refresh_from_db()
+    assert [c["code"] for c in project.error_taxonomy] == ["typo", "bias"]
 
 
 def test_manager_creates_a_translation_review_project_from_the_form(client, make_user):

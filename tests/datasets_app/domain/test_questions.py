@@ -221,10 +221,10 @@ def test_error_taxonomy_summary():
 
 
 def test_error_taxonomy_with_fixed_categories():
-    summary = error_taxonomy_summary({"q1": ["wrong_key"], "q2": []}, categories=LLM_ERROR_CATEGORIES)
+    summary = error_taxonomy_summary({"q1": ["context"], "q2": []}, categories=LLM_ERROR_CATEGORIES)
     assert list(summary.questions_with) == list(LLM_ERROR_CATEGORIES)
-    assert summary.questions_with["wrong_key"] == 1 and summary.questions_with["fluency"] == 0
+    assert summary.questions_with["context"] == 1 and summary.questions_with["fluency"] == 0
     with pytest.raises(ValueError, match="unknown error categories"):
-        error_taxonomy_summary({"q1": ["typo"]}, categories=LLM_ERROR_CATEGORIES)
+        error_taxonomy_summary({"q1": ["wrong_key"]}, categories=LLM_ERROR_CATEGORIES)
     empty = error_taxonomy_summary({})
     assert empty.n_questions == 0 and math.isnan(empty.error_free_share)

@@ -21,6 +21,7 @@ from datasets_app.domain.translation_flags import (
     PairLengthStats,
     Severity,
     TranslationUnitInput,
+    back_translation_similarity,
     compute_flags,
     extract_numbers,
     flag_back_translation,
@@ -431,6 +432,33 @@ def test_back_translation_similarity():
     assert flag_back_translation(0.95, threshold=0.97) is not None
     with pytest.raises(ValueError):
         flag_back_translation(float("nan"))
+
+
+def test_back_translation_chrf_pp_by_hand_at_the_09_boundary():
+    # chrF++ (char n-grams 1-6, word n-grams 1-2, beta 2) of the back-translation "Kota B" against the
+    # source "Kota": spaces are dropped for character n-grams, so the back-translation reads "KotaB".
+    # Recall is 1 at every order; precision: chars 1: 4/5, 2: 3/4, 3: 2/3, 4: 1/2, word 1: 1/2 (orders
+    # the source has none of are left out). Mean precision 193/300; F2 = 5P / (4P + 1) = 965/1072 = 0.90019.
+    assert back_translation_similarity("Kota", "Kota B") == pytest.approx(965 / 1072, abs=1e-12)
+    # "Kota Bu": precision 2/3, 3/5, 1/2, 1/3 and 1/2, mean 0.52; F2 = 2.6 / 3.08 = 0.84416.
+    assert back_translation_similarity("Kota", "Kota Bu") == pytest.approx(2.6 / 3.08, abs=1e-12)
+    assert back_translation_similarity("Kota", "Kota") == 1.0
+
+    def flags(back: str, **config) -> list[str]:
+        unit = TranslationUnitInput("Kota", "Kutha", "ind", "jav", back_translation=back)
+        return codes(compute_flags(unit, context=FlagContext(config=FlagConfig(**config))))
+
+    assert flags("Kota B") == []  # 0.90019 >= 0.9: kept, as id-csqa kept 0.9 and above
+    assert flags("Kota B", back_translation_threshold=0.901) == [LOW_BACK_TRANSLATION]
+    assert flags("Kota Bu") == [LOW_BACK_TRANSLATION]
+    assert flags("Kota Bu", back_translation_threshold=0.84) == []
+    flag = compute_flags(
+        TranslationUnitInput("Kota", "Kutha", "ind", "jav", back_translation="Kota Bu"), context=FlagContext()
+    )[0]
+    assert flag.details == {"similarity": 0.8442, "threshold": 0.9, "measure": "chrF++"}
+    assert "chrF++" in flag.message_en and "chrF++" in flag.message_id
+    # No back-translation: no similarity, no flag.
+    assert codes(compute_flags(TranslationUnitInput("Kota", "Kutha", "ind", "jav"))) == []
 
 
 # ---------------------------------------------------------------------------------- all flags
