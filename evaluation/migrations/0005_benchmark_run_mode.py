@@ -11,7 +11,7 @@ def mode_from_scoring(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evaluation", "0003_chunk_queued_and_started_times"),
+        ("evaluation", "0004_pairwise_families_and_tie_verdicts"),
     ]
 
     operations = [
