@@ -163,6 +163,8 @@ PAGES: dict[str, Row] = {
     "evaluation:endpoint-create": Row("GET", DATA),
     "evaluation:endpoint-edit": Row("GET", DATA, lambda w: {"endpoint_id": w.endpoint.pk}),
     "evaluation:run-start": Row("GET", DATA),
+    "evaluation:aspects": Row("GET", DATA),
+    "evaluation:aspect-edit": Row("GET", DATA, lambda w: {"category": "coding"}),
     "evaluation:run": Row("GET", DATA, lambda w: {"kind": "judge", "run_id": w.judge_run.pk}),
     "evaluation:run-cancel": Row(
         "POST", DATA, lambda w: {"kind": "generation", "run_id": w.generation_run.pk}
