@@ -12,12 +12,16 @@ from datetime import datetime, timedelta
 
 import drf_spectacular.authentication
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, Group
+from django.db import connection
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions, status
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
+
+from accounts.roles import ALL_ROLES, roles_set
 
 
 def token_expires_at(created: datetime, lifetime_days: int) -> datetime | None:
@@ -46,10 +50,18 @@ class TokenExpired(exceptions.APIException):
 
 
 class ExpiringTokenAuthentication(TokenAuthentication):
-    """``Authorization: Token <key>``, refused once the token is older than ``API_TOKEN_LIFETIME_DAYS``."""
+    """``Authorization: Token <key>``, refused once the token is older than ``API_TOKEN_LIFETIME_DAYS``.
+
+    The token, its user and the user's roles come from one statement (``token_with_user``): every API
+    request of the annotation loop pays for it."""
 
     def authenticate_credentials(self, key: str) -> tuple[AbstractBaseUser, Token]:
-        user, token = super().authenticate_credentials(key)
+        found = token_with_user(key)
+        if found is None:
+            raise exceptions.AuthenticationFailed(_("Invalid token."))
+        user, token = found
+        if not user.is_active:
+            raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         lifetime = settings.API_TOKEN_LIFETIME_DAYS
         if token_expired(token.created, now=timezone.now(), lifetime_days=lifetime):
             expired_on = token_expires_at(token.created, lifetime)
@@ -61,6 +73,44 @@ class ExpiringTokenAuthentication(TokenAuthentication):
                 % {"date": expired_on.date().isoformat(), "days": lifetime}
             )
         return user, token
+
+
+def token_with_user(key: str) -> tuple[AbstractBaseUser, Token] | None:
+    """The token ``key`` with its user, the user's roles already read (``accounts.roles.user_roles``)."""
+    user_model = get_user_model()
+    fields = [f for f in user_model._meta.concrete_fields]
+    quote = connection.ops.quote_name
+    through = user_model.groups.through
+    group_table = quote(Group._meta.db_table)
+    joined = "string_agg(g.name, ',')" if connection.vendor == "postgresql" else "group_concat(g.name, ',')"
+    marks = ", ".join(["%s"] * len(ALL_ROLES))
+    sql = (
+        f"SELECT t.created, {', '.join('u.' + quote(f.column) for f in fields)},"
+        f" (SELECT {joined} FROM {quote(through._meta.db_table)} ug JOIN {group_table} g ON g.id = ug.group_id"
+        f"  WHERE ug.user_id = u.id AND g.name IN ({marks}))"
+        f" FROM {quote(Token._meta.db_table)} t JOIN {quote(user_model._meta.db_table)} u ON u.id = t.user_id"
+        " WHERE t.key = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*ALL_ROLES, key])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = list(row[1:-1])
+    for i, field in enumerate(fields):
+        col = field.get_col(user_model._meta.db_table)
+        for convert in connection.ops.get_db_converters(col) + field.get_db_converters(connection):
+            values[i] = convert(values[i], col, connection)
+    user = user_model.from_db(connection.alias, [f.attname for f in fields], values)
+    created = row[0]
+    created_field = Token._meta.get_field("created")
+    created_col = created_field.get_col(Token._meta.db_table)
+    for convert in connection.ops.get_db_converters(created_col):
+        created = convert(created, created_col, connection)
+    token = Token(key=key, user=user, created=created)
+    token._state.adding = False
+    roles_set(user, row[-1].split(",") if row[-1] else [])
+    return user, token
 
 
 class SessionAuthentication(authentication.SessionAuthentication):

@@ -28,6 +28,14 @@ def user_roles(user) -> set[str]:
     return cached
 
 
+def roles_set(user, names: Iterable[str]) -> None:
+    """Remember ``names`` (the user's role groups, read with the user) as the user's roles."""
+    roles = set(names) & set(ALL_ROLES)
+    if user.is_staff:
+        roles |= set(ALL_ROLES)
+    user._timbang_roles = roles
+
+
 def has_role(user, roles: str | Iterable[str]) -> bool:
     wanted = {roles} if isinstance(roles, str) else set(roles)
     return bool(user_roles(user) & wanted)

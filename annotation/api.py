@@ -10,7 +10,7 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
@@ -259,13 +259,23 @@ class AnnotationCreateApi(APIView):
             404: NOT_FOUND,
             409: ErrorSerializer,
         },
+        parameters=[
+            OpenApiParameter(
+                "next",
+                OpenApiTypes.BOOL,
+                description="1: claim the caller's next task in the same request and return it as "
+                "`next` (null when nothing is left), so an annotation loop is one request.",
+            )
+        ],
         summary="Submit (or edit) the answer to a task, addressed by its token",
     )
     def post(self, request, token: str):
         serializer = AnnotationInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        with_next = request.query_params.get("next", "") in ("1", "true")
+        submit = services.assignment_submit_next if with_next else services.assignment_submit
         try:
-            result = services.assignment_submit(
+            outcome = submit(
                 token=token,
                 user=request.user,
                 payload=serializer.validated_data["answer"],
@@ -277,7 +287,17 @@ class AnnotationCreateApi(APIView):
             return _error(exc)
         except services.AnnotationError as exc:
             return _error(exc, status.HTTP_409_CONFLICT)
+        result = outcome.submitted if with_next else outcome
         body = {"task": token, "status": result.assignment.status, "outcome": result.outcome}
+        if with_next:
+            following = outcome.next
+            body["next"] = (
+                selectors.task_view(assignment=following, lang=_lang(request)).as_payload()
+                if following is not None
+                else None
+            )
+            if outcome.next_refused:
+                body["next_detail"] = outcome.next_refused
         code = status.HTTP_201_CREATED if result.outcome == "created" else status.HTTP_200_OK
         return Response(body, status=code)
 

@@ -283,8 +283,11 @@ class TaskSlot(models.Model):
             ),
         ]
         indexes = [
+            # The claim's scan: a group's open places in one order, ties broken by task id.
             models.Index(
-                fields=["group", f"order_key_{i}"], condition=Q(open_count__gt=0), name=f"slot_open_order_{i}"
+                fields=["group", f"order_key_{i}", "task"],
+                condition=Q(open_count__gt=0),
+                name=f"slot_open_order_task_{i}",
             )
             for i in range(ORDER_SLOTS)
         ]

@@ -180,6 +180,12 @@ class AnnotationResultSerializer(serializers.Serializer):
     task = serializers.CharField()
     status = serializers.CharField()
     outcome = serializers.ChoiceField(choices=["created", "unchanged", "edited"])
+    next = NextTaskSerializer(
+        required=False, allow_null=True, help_text="With ?next=1: the caller's next task, null when done."
+    )
+    next_detail = serializers.CharField(
+        required=False, help_text="With ?next=1: why no next task was claimed, when the project refused."
+    )
 
 
 class SkipInputSerializer(serializers.Serializer):

@@ -202,6 +202,11 @@ def _next_or_done(request: HttpRequest, project: Project) -> HttpResponse:
     except services.AnnotationError as exc:
         assignment = None
         messages.info(request, str(exc))
+    return _show_next(request, project, assignment)
+
+
+def _show_next(request: HttpRequest, project: Project, assignment: Assignment | None) -> HttpResponse:
+    """The claimed next task's fragment (htmx) or a redirect to it; the done fragment when none."""
     if assignment is None:
         if request.htmx:
             return render(request, "annotation/task.html#done", {"project": project})
@@ -255,7 +260,10 @@ def task_submit(request: HttpRequest, token: str) -> HttpResponse:
     project = assignment.project
     payload, seconds = _payload_from_form(project.kind, project.best_pick, request.POST)
     try:
-        result = services.assignment_submit(token=token, user=request.user, payload=payload, seconds=seconds)
+        # The answer and the claim of the next task in one transaction: the loop is one request.
+        result = services.assignment_submit_next(
+            token=token, user=request.user, payload=payload, seconds=seconds
+        )
     except services.SubmissionInvalid as exc:
         context = _task_context(assignment, errors=exc.errors, posted=payload)
         template = "annotation/task.html#task" if request.htmx else "annotation/task.html"
@@ -263,9 +271,11 @@ def task_submit(request: HttpRequest, token: str) -> HttpResponse:
     except services.AnnotationError as exc:
         messages.error(request, str(exc))
         return _next_or_done(request, project)
-    if result.outcome == "edited":
+    if result.submitted.outcome == "edited":
         messages.success(request, _("Your answer was updated."))
-    return _next_or_done(request, project)
+    if result.next_refused:
+        messages.info(request, result.next_refused)
+    return _show_next(request, project, result.next)
 
 
 @role_required(ANNOTATOR)

@@ -28,7 +28,9 @@ import http.client
 import io
 import json
 import os
+import re
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -159,16 +161,32 @@ def run(args: argparse.Namespace) -> None:
             local[kind].append((time.perf_counter() - t0) * 1000)
             return status, content
 
+        task = None
         while time.monotonic() < stop_at:
-            status, content = request("next", "GET", f"/api/v1/projects/{config['project']}/next")
-            if status == 204:
-                break
-            if status != 200:
-                key = f"next {status or content.decode()}"
-                local_errors[key] = local_errors.get(key, 0) + 1
-                continue
-            task = json.loads(content)["task"]
-            status, content = request("submit", "POST", f"/api/v1/tasks/{task}/annotations", payload)
+            if task is None:
+                status, content = request("next", "GET", f"/api/v1/projects/{config['project']}/next")
+                if status == 204:
+                    break
+                if status != 200:
+                    key = f"next {status or content.decode()}"
+                    local_errors[key] = local_errors.get(key, 0) + 1
+                    continue
+                task = json.loads(content)["task"]
+            if args.separate:
+                status, content = request("submit", "POST", f"/api/v1/tasks/{task}/annotations", payload)
+                task = None
+            else:
+                # The answer and the next task in one request.
+                status, content = request(
+                    "submit", "POST", f"/api/v1/tasks/{task}/annotations?next=1", payload
+                )
+                if status == 201:
+                    following = json.loads(content)["next"]
+                    if following is None:
+                        break
+                    task = following["task"]
+                else:
+                    task = None
             if status != 201:
                 key = f"submit {status or content.decode()}"
                 local_errors[key] = local_errors.get(key, 0) + 1
@@ -239,10 +257,11 @@ def inprocess(args: argparse.Namespace) -> None:
     body = json.dumps(answer()).encode()
 
     def call(method: str, path: str, data: bytes = b"") -> tuple[int, bytes]:
+        path, _, query = path.partition("?")
         environ = {
             "REQUEST_METHOD": method,
             "PATH_INFO": path,
-            "QUERY_STRING": "",
+            "QUERY_STRING": query,
             "SERVER_NAME": "127.0.0.1",
             "SERVER_PORT": "80",
             "SERVER_PROTOCOL": "HTTP/1.1",
@@ -259,13 +278,35 @@ def inprocess(args: argparse.Namespace) -> None:
         content = b"".join(app(environ, lambda s, headers, exc_info=None: status.append(s)))
         return int(status[0].split()[0]), content
 
+    current: list[str] = []
+
+    def task() -> str:
+        if not current:
+            code, content = call("GET", f"/api/v1/projects/{config['project']}/next")
+            if code != 200:
+                raise SystemExit(f"next answered {code}: {content[:200]!r}")
+            current.append(json.loads(content)["task"])
+        return current[-1]
+
+    def submit(held: str) -> tuple[int, bytes]:
+        if args.separate:
+            current.clear()
+            return call("POST", f"/api/v1/tasks/{held}/annotations", body)
+        code, content = call("POST", f"/api/v1/tasks/{held}/annotations?next=1", body)
+        current.clear()
+        if code == 201:
+            following = json.loads(content)["next"]
+            if following is None:
+                raise SystemExit("no task left for the bench annotator; run setup again")
+            current.append(following["task"])
+        return code, content
+
     def loop() -> tuple[float, float]:
+        # With ?next=1 a loop is one request (the submit claims the next task); separately it is two.
         t0 = time.process_time()
-        code, content = call("GET", f"/api/v1/projects/{config['project']}/next")
+        held = task() if args.separate else ""
         t1 = time.process_time()
-        if code != 200:
-            raise SystemExit(f"next answered {code}: {content[:200]!r}")
-        code, content = call("POST", f"/api/v1/tasks/{json.loads(content)['task']}/annotations", body)
+        code, content = submit(held or task())
         t2 = time.process_time()
         if code != 201:
             raise SystemExit(f"submit answered {code}: {content[:200]!r}")
@@ -274,11 +315,15 @@ def inprocess(args: argparse.Namespace) -> None:
     for _ in range(args.warmup):
         loop()
     # Counted right away: every request clears the connection's query log when it starts.
+    n_next = 0
+    if args.separate:
+        with CaptureQueriesContext(connection) as queries:
+            held = task()
+        n_next = len(queries)
+    else:
+        held = task()
     with CaptureQueriesContext(connection) as queries:
-        code, content = call("GET", f"/api/v1/projects/{config['project']}/next")
-    n_next = len(queries)
-    with CaptureQueriesContext(connection) as queries:
-        call("POST", f"/api/v1/tasks/{json.loads(content)['task']}/annotations", body)
+        submit(held)
     n_submit = len(queries)
     load_before = [round(v, 2) for v in os.getloadavg()]
     times = [loop() for _ in range(args.loops)]
@@ -293,11 +338,51 @@ def inprocess(args: argparse.Namespace) -> None:
         json.dumps(
             {
                 "loops": args.loops,
+                "protocol": "separate" if args.separate else "submit?next=1",
                 "next_cpu_ms": ms([t[0] for t in times]),
                 "submit_cpu_ms": ms([t[1] for t in times]),
+                "loop_cpu_ms": ms([t[0] + t[1] for t in times]),
                 "next_queries": n_next,
                 "submit_queries": n_submit,
+                "loop_queries": n_next + n_submit,
                 "load_average_before": load_before,
+            }
+        )
+    )
+
+
+def instructions(args: argparse.Namespace) -> None:
+    """Instructions per loop under callgrind: ``inprocess`` runs twice, with 5 loops and with 5 +
+    ``--loops``, and the difference of the two counts (start-up, warm-up and query counting cancel out)
+    is divided by ``--loops``. Machine-independent, unlike CPU time. Needs valgrind; takes minutes."""
+    counts = []
+    for loops in (5, 5 + args.loops):
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            __file__,
+            "inprocess",
+            "--config",
+            args.config,
+            "--loops",
+            str(loops),
+            "--warmup",
+            str(args.warmup),
+        ] + (["--separate"] if args.separate else [])
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode != 0 or found is None:
+            raise SystemExit(f"callgrind run failed: {done.stderr[-2000:]}")
+        counts.append(int(found.group(1)))
+    print(
+        json.dumps(
+            {
+                "loops": args.loops,
+                "protocol": "separate" if args.separate else "submit?next=1",
+                "instructions_per_loop": round((counts[1] - counts[0]) / args.loops),
+                "instructions_total": counts,
             }
         )
     )
@@ -326,8 +411,20 @@ def main() -> None:
     p_inprocess.add_argument("--config", default="var/bench-annotation.json")
     p_inprocess.add_argument("--loops", type=int, default=300)
     p_inprocess.add_argument("--warmup", type=int, default=5)
+    p_instructions = sub.add_parser(
+        "instructions", help="instructions per loop under callgrind (runs inprocess twice; needs valgrind)"
+    )
+    p_instructions.add_argument("--config", default="var/bench-annotation.json")
+    p_instructions.add_argument("--loops", type=int, default=40)
+    p_instructions.add_argument("--warmup", type=int, default=5)
+    for p in (p_run, p_inprocess, p_instructions):
+        p.add_argument(
+            "--separate",
+            action="store_true",
+            help="GET next, then POST the answer: two requests a loop (the protocol before ?next=1)",
+        )
     args = parser.parse_args()
-    {"setup": setup, "run": run, "inprocess": inprocess}[args.command](args)
+    {"setup": setup, "run": run, "inprocess": inprocess, "instructions": instructions}[args.command](args)
 
 
 if __name__ == "__main__":

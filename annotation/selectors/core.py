@@ -37,9 +37,8 @@ from annotation.models import (
     Rubric,
     Task,
 )
-from annotation.selectors.base import done_count
+from annotation.selectors.base import done_count, response_turns
 from annotation.selectors.jobs import job_task_view
-from datasets_app.models import Response
 
 __all__ = [
     "AnnotatorProject",
@@ -270,15 +269,14 @@ def task_view(*, assignment: Assignment, lang: str) -> Any:
     if project.kind in JOB_KINDS:
         return job_task_view(assignment=assignment, lang=lang)
     prompt = task.prompt
-    by_id = {
-        r.pk: r for r in Response.objects.filter(pk__in=task.response_ids).order_by().only("id", "turns")
-    }
+    # A claim brings the texts along (``loop_sql.slot_take``); a page opened by its URL reads them.
+    by_id = getattr(task, "loaded_response_turns", None) or response_turns(task.response_ids)
     canonical = [by_id[rid] for rid in task.response_ids]
     shown = [canonical[i] for i in assignment.permutation]
     lang = "id" if lang.startswith("id") else "en"
     labels = shown_labels(len(shown), lang, pairwise=project.is_pairwise)  # type: ignore[arg-type]
     responses = [
-        ShownResponse(number=i + 1, label=labels[i], turns=list(r.turns)) for i, r in enumerate(shown)
+        ShownResponse(number=i + 1, label=labels[i], turns=list(turns)) for i, turns in enumerate(shown)
     ]
     turns = list(prompt.turns)
     aligned: list[dict[str, Any]] = []
@@ -319,7 +317,10 @@ def task_view(*, assignment: Assignment, lang: str) -> Any:
         allow_all_bad=project.allow_all_bad,
         judged_turn=None if task.turn is None else task.turn + 1,
         aligned=aligned,
-        done=done_count(project_id=project.pk, user_id=assignment.annotator_id),
+        # A claim counted the caller's submitted tasks already, in the statement that locked the claim.
+        done=getattr(assignment, "progress_done", None)
+        if getattr(assignment, "progress_done", None) is not None
+        else done_count(project_id=project.pk, user_id=assignment.annotator_id),
         total=project.n_tasks,
         lease_expires_at=assignment.lease_expires_at
         if assignment.status == Assignment.Status.ASSIGNED

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from annotation.models import JOB_KINDS, Annotation, Assignment, Project, Review
 from annotation.services.loop import (
+    AnnotationError,
     ClaimFilter,
     SubmitResult,
     assignment_claim_filtered,
@@ -64,6 +65,8 @@ __all__ = [
     "KindHandler",
     "assignment_claim",
     "assignment_submit",
+    "assignment_submit_next",
+    "SubmitNextResult",
     "job_project_create",
     "job_submit",
     "project_create",
@@ -316,6 +319,44 @@ def assignment_submit(
     return KIND_HANDLERS[assignment.project.kind].submit(
         assignment=assignment, payload=payload, seconds=seconds, now=now
     )
+
+
+@dataclass(frozen=True)
+class SubmitNextResult:
+    """A submit and the caller's next task, from one transaction: ``next`` is ``None`` when nothing is
+    left for them, with ``next_refused`` saying why when the project refused the claim."""
+
+    submitted: SubmitResult
+    next: Assignment | None
+    next_refused: str = ""
+
+
+@transaction.atomic
+def assignment_submit_next(
+    *,
+    token: str,
+    user: AbstractBaseUser,
+    payload: object,
+    seconds: float | None = None,
+    now: datetime | None = None,
+) -> SubmitNextResult:
+    """``assignment_submit`` and then ``assignment_claim`` in the submitted task's project, in one
+    transaction, so an annotator's loop is one request. An invalid or refused answer raises as
+    ``assignment_submit`` does and claims nothing; a refused claim (the project was paused, the caller
+    removed) keeps the answer and says why."""
+    now = now or timezone.now()
+    assignment = assignment_for_update(token=token, user=user)
+    submitted = KIND_HANDLERS[assignment.project.kind].submit(
+        assignment=assignment, payload=payload, seconds=seconds, now=now
+    )
+    try:
+        # The claim refuses before it writes anything, so the answer above stays whole.
+        following = assignment_claim_filtered(
+            project=assignment.project, user=user, now=now, claim_filter_for=_claim_filter_for
+        )
+    except AnnotationError as exc:
+        return SubmitNextResult(submitted=submitted, next=None, next_refused=str(exc))
+    return SubmitNextResult(submitted=submitted, next=following)
 
 
 def job_submit(

@@ -27,6 +27,7 @@ from annotation.domain.blinding import response_permutation, task_shuffle_keys
 from annotation.domain.gold import is_gold_slot
 from annotation.models import (
     ORDER_SLOTS,
+    Annotation,
     AnnotatorGroup,
     Assignment,
     Membership,
@@ -34,6 +35,7 @@ from annotation.models import (
     Task,
     TaskSlot,
 )
+from annotation.services import loop_sql
 
 __all__ = [
     "BATCH_SIZE",
@@ -226,7 +228,7 @@ def _next_gold_task(project: Project, user_id: int) -> Task | None:
     )
 
 
-def _assignment_new(
+def _assignment_built(
     *,
     project: Project,
     task: Task,
@@ -235,7 +237,7 @@ def _assignment_new(
     now: datetime,
     slot: TaskSlot | None,
 ) -> Assignment:
-    return Assignment.objects.create(
+    return Assignment(
         project=project,
         task=task,
         slot=slot,
@@ -248,6 +250,22 @@ def _assignment_new(
         lease_expires_at=now + timedelta(minutes=project.lease_minutes),
         started_at=now,
     )
+
+
+def _assignment_new(
+    *,
+    project: Project,
+    task: Task,
+    membership: Membership,
+    user_id: int,
+    now: datetime,
+    slot: TaskSlot | None,
+) -> Assignment:
+    assignment = _assignment_built(
+        project=project, task=task, membership=membership, user_id=user_id, now=now, slot=slot
+    )
+    assignment.save(force_insert=True)
+    return assignment
 
 
 def _own_open_claim(project: Project, user_id: int) -> Assignment | None:
@@ -268,6 +286,15 @@ def _own_open_claim(project: Project, user_id: int) -> Assignment | None:
     return own
 
 
+def _key_bounds(offset: int, cursor: int | None) -> list[list[tuple[str, int]]]:
+    # ``_key_ranges`` as (operator, value) bounds, for the claim written as SQL.
+    if cursor is None:
+        return [[("gte", offset)], [("lt", offset)]]
+    if cursor >= offset:
+        return [[("gt", cursor)], [("lt", offset)], [("gte", offset), ("lte", cursor)]]
+    return [[("gt", cursor), ("lt", offset)], [("gte", offset)], [("lte", cursor)]]
+
+
 def assignment_claim_filtered(
     *, project: Project, user: AbstractBaseUser, now: datetime, claim_filter_for: ClaimFilterFor
 ) -> Assignment | None:
@@ -277,24 +304,26 @@ def assignment_claim_filtered(
     Resumes the caller's own open claim first; otherwise reclaims the project's expired leases and takes
     the first open place of the caller's group in the caller's shuffled order, skipping tasks the caller
     ever had (submitted, skipped or expired). At the project's gold rate a gold item comes instead.
+
+    One statement reads the locked membership, its project, the caller's held claim, whether any lease
+    ran out and the caller's progress; a kind whose filter lets every open task through then takes its
+    place with the statements of ``loop_sql``. The returned assignment carries the caller's count of
+    submitted tasks as ``progress_done`` for the task page.
     """
-    try:
-        # get() rather than first(): (project, user) is unique, and first() would order by the model's
-        # default ordering, a join-heavy ORDER BY that costs more to compile than the rest of the query.
-        membership = (
-            Membership.objects.select_for_update(of=("self",))
-            .select_related("project")
-            .get(project_id=project.pk, user_id=user.pk)
-        )
-    except Membership.DoesNotExist:
-        raise NotAMember("You are not an annotator of this project.") from None
+    state = loop_sql.claim_state(project_id=project.pk, user_id=user.pk, now=now)
+    if state is None:
+        raise NotAMember("You are not an annotator of this project.")
+    membership = state.membership
     project = membership.project
     if project.status != Project.Status.ACTIVE:
         raise ProjectNotOpen("This project is not open for annotation.")
-    _expire_leases(project_id=project.pk, now=now)
-    own = _own_open_claim(project, user.pk)
-    if own is not None:
-        return own
+    if state.has_expired:
+        _expire_leases(project_id=project.pk, now=now)
+    if state.own_id is not None:
+        own = _own_open_claim(project, user.pk)
+        if own is not None:
+            own.progress_done = state.done
+            return own
     if project.gold_rate > 0 and is_gold_slot(project.seed, user.pk, membership.n_served, project.gold_rate):
         gold = _next_gold_task(project, user.pk)
         if gold is not None:
@@ -302,8 +331,27 @@ def assignment_claim_filtered(
                 project=project, task=gold, membership=membership, user_id=user.pk, now=now, slot=None
             )
             Membership.objects.filter(pk=membership.pk).update(n_served=F("n_served") + 1)
+            assignment.progress_done = state.done
             return assignment
-    slot = _next_open_slot(membership, user.pk, claim_filter_for(project.kind))
+    claim_filter = claim_filter_for(project.kind)
+    ready, _related = claim_filter(user.pk)
+    if not ready:
+        taken = loop_sql.slot_take(
+            membership=membership,
+            user_id=user.pk,
+            key_ranges=_key_bounds(membership.order_offset, membership.cursor_key),
+        )
+        if taken is None:
+            return None
+        slot, task = taken
+        assignment = loop_sql.assignment_insert(
+            _assignment_built(
+                project=project, task=task, membership=membership, user_id=user.pk, now=now, slot=slot
+            )
+        )
+        assignment.progress_done = state.done
+        return assignment
+    slot = _next_open_slot(membership, user.pk, claim_filter)
     if slot is None:
         return None
     assignment = _assignment_new(
@@ -315,6 +363,7 @@ def assignment_claim_filtered(
     Membership.objects.filter(pk=membership.pk).update(
         cursor_key=getattr(slot, f"order_key_{membership.order_slot}"), n_served=F("n_served") + 1
     )
+    assignment.progress_done = state.done
     return assignment
 
 
@@ -323,11 +372,10 @@ def assignment_claim_filtered(
 
 def assignment_for_update(*, token: str, user: AbstractBaseUser) -> Assignment:
     """The caller's own assignment, locked; anybody else's raises ``Assignment.DoesNotExist`` (a 404)."""
-    return (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("task", "project")
-        .get(token=token, annotator_id=user.pk)
-    )
+    assignment = loop_sql.assignment_locked(token=token, user_id=user.pk)
+    if assignment is None:
+        raise Assignment.DoesNotExist("No such task for you.")
+    return assignment
 
 
 def answer_object(payload: object) -> Mapping:
@@ -337,8 +385,15 @@ def answer_object(payload: object) -> Mapping:
     return payload
 
 
-def mark_submitted(assignment: Assignment, *, now: datetime, seconds: float | None) -> None:
-    """Move a held (or expired) assignment to submitted and its place from active to submitted.
+def mark_submitted(
+    assignment: Assignment,
+    *,
+    now: datetime,
+    seconds: float | None,
+    annotations: Sequence[Annotation] = (),
+) -> None:
+    """Move a held (or expired) assignment to submitted and its place from active to submitted, storing
+    its new ``annotations`` rows (if any) in the same statement.
 
     Call with the assignment locked (``assignment_for_update``). Raises ``AssignmentClosed`` when the
     project is closed, the task was skipped, or the lease ran out and the group's places are all taken.
@@ -347,6 +402,7 @@ def mark_submitted(assignment: Assignment, *, now: datetime, seconds: float | No
         raise AssignmentClosed("This project is closed.")
     if assignment.status == Assignment.Status.SKIPPED:
         raise AssignmentClosed("You skipped this task.")
+    was_expired = assignment.status == Assignment.Status.EXPIRED
     if assignment.status == Assignment.Status.EXPIRED:
         # The work was done after the lease ran out: keep it if the group still has a place for it.
         if assignment.slot_id is not None:
@@ -355,15 +411,20 @@ def mark_submitted(assignment: Assignment, *, now: datetime, seconds: float | No
             )
             if not taken:
                 raise AssignmentClosed("Your time on this task ran out and others have completed it.")
-    elif assignment.slot_id is not None:
-        TaskSlot.objects.filter(pk=assignment.slot_id).update(
-            active_count=F("active_count") - 1, submitted_count=F("submitted_count") + 1
-        )
     elapsed = max(0.0, (now - assignment.started_at).total_seconds())
     assignment.status = Assignment.Status.SUBMITTED
     assignment.submitted_at = now
     assignment.seconds_on_task = min(seconds, elapsed) if seconds is not None and seconds >= 0 else elapsed
-    assignment.save(update_fields=["status", "submitted_at", "seconds_on_task"])
+    # A held place moves from active to submitted in the same statement as the assignment's status; an
+    # expired one took its place above.
+    held_slot = None if was_expired else assignment.slot_id
+    loop_sql.submitted_mark(
+        assignment=assignment,
+        slot_id=held_slot,
+        now=now,
+        seconds=assignment.seconds_on_task,
+        annotations=annotations,
+    )
 
 
 def reopen(assignment: Assignment, *, now: datetime) -> None:

@@ -311,6 +311,5 @@ def rating_submit(
         assignment.save(update_fields=["n_edits"])
         return SubmitResult(assignment, "edited")
 
-    mark_submitted(assignment, now=now, seconds=seconds)
-    Annotation.objects.bulk_create(rows)
+    mark_submitted(assignment, now=now, seconds=seconds, annotations=rows)
     return SubmitResult(assignment, "created")

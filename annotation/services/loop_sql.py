@@ -1,0 +1,305 @@
+"""The statements of the annotation loop's hot path, written as SQL.
+
+Every ``next`` and every submit runs these, so each is one statement sent as text the ORM does not
+have to build: most of the cost of a loop query was Django compiling it, not the database running it.
+Rows come back as model instances (``_Row``) built with the model's own converters, so the services
+above treat them like ORM rows.
+
+PostgreSQL claims a place with one statement (a CTE that picks the first open slot of the caller's
+order with ``FOR UPDATE SKIP LOCKED``, moves its counters and the caller's cursor) and inserts the
+assignment with a second. SQLite runs the same steps one statement each; its IMMEDIATE transactions
+serialise writers, so no row lock is needed there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.db.models import Model
+
+from annotation.models import Annotation, Assignment, Membership, Project, Task, TaskSlot
+from datasets_app.models import Prompt, Response
+
+__all__ = [
+    "ClaimState",
+    "assignment_insert",
+    "assignment_locked",
+    "claim_state",
+    "slot_take",
+    "submitted_mark",
+]
+
+
+def _q(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+class _Row:
+    """Build instances of ``model`` from the columns ``fields`` of a raw row, converted as the ORM would."""
+
+    def __init__(self, model: type[Model], fields: Sequence[str] | None = None):
+        concrete = [f for f in model._meta.concrete_fields if fields is None or f.attname in fields]
+        self.model = model
+        self.attnames = [f.attname for f in concrete]
+        self.columns = [f.column for f in concrete]
+        self.converters: list[tuple[int, list[Any], Any]] = []
+        for i, field in enumerate(concrete):
+            col = field.get_col(model._meta.db_table)
+            found = connection.ops.get_db_converters(col) + field.get_db_converters(connection)
+            if found:
+                self.converters.append((i, found, col))
+
+    def select(self, alias: str) -> str:
+        return ", ".join(f"{alias}.{_q(c)}" for c in self.columns)
+
+    def build(self, values: Sequence[Any]) -> Any:
+        values = list(values)
+        for i, converters, col in self.converters:
+            for convert in converters:
+                values[i] = convert(values[i], col, connection)
+        return self.model.from_db(connection.alias, self.attnames, values)
+
+
+_rows: dict[tuple[str, str], _Row] = {}
+
+
+def _row(model: type[Model], name: str, fields: Sequence[str] | None = None) -> _Row:
+    key = (connection.vendor, name)
+    row = _rows.get(key)
+    if row is None:
+        row = _rows[key] = _Row(model, fields)
+    return row
+
+
+def _table(model: type[Model]) -> str:
+    return _q(model._meta.db_table)
+
+
+_TASK_FIELDS = ("id", "project_id", "prompt_id", "response_ids", "turn", "is_gold")
+_PROMPT_FIELDS = ("id", "category", "language", "turns")
+_MEMBERSHIP_FIELDS = (
+    "id",
+    "project_id",
+    "group_id",
+    "user_id",
+    "order_slot",
+    "order_offset",
+    "cursor_key",
+    "n_served",
+)
+
+
+# --- claim ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClaimState:
+    """What a claim needs to know before it takes a place, read in one statement with the membership
+    locked: the membership and its project, the caller's held assignment (if any), whether the project
+    has leases to reclaim, and the caller's count of submitted real tasks (their progress)."""
+
+    membership: Membership
+    own_id: int | None
+    has_expired: bool
+    done: int
+
+
+def claim_state(*, project_id: int, user_id: int, now: datetime) -> ClaimState | None:
+    membership_row = _row(Membership, "membership", _MEMBERSHIP_FIELDS)
+    project_row = _row(Project, "project")
+    assignments = _table(Assignment)
+    lock = " FOR UPDATE OF m" if connection.features.has_select_for_update_of else ""
+    sql = (
+        f"SELECT {membership_row.select('m')}, {project_row.select('p')},"
+        f" (SELECT a.id FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
+        "   AND a.status = %s ORDER BY a.id LIMIT 1),"
+        f" EXISTS (SELECT 1 FROM {assignments} a WHERE a.project_id = m.project_id AND a.status = %s"
+        "   AND a.lease_expires_at < %s),"
+        f" (SELECT COUNT(*) FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
+        "   AND a.status = %s AND NOT a.is_gold)"
+        f" FROM {_table(Membership)} m JOIN {_table(Project)} p ON p.id = m.project_id"
+        f" WHERE m.project_id = %s AND m.user_id = %s{lock}"
+    )
+    assigned, submitted = Assignment.Status.ASSIGNED, Assignment.Status.SUBMITTED
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [assigned, assigned, now, submitted, project_id, user_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    n_m, n_p = len(membership_row.columns), len(project_row.columns)
+    membership = membership_row.build(row[:n_m])
+    membership.project = project_row.build(row[n_m : n_m + n_p])
+    own_id, has_expired, done = row[n_m + n_p :]
+    return ClaimState(membership=membership, own_id=own_id, has_expired=bool(has_expired), done=int(done))
+
+
+def _range_sql(field: str, bounds: Sequence[tuple[str, int]]) -> tuple[str, list[int]]:
+    ops = {"gte": ">=", "lt": "<", "gt": ">", "lte": "<="}
+    return " AND ".join(f"ts.{field} {ops[op]} %s" for op, _ in bounds), [v for _, v in bounds]
+
+
+def _response_turns_sql() -> str:
+    """A column with ``[[id, turns], ...]`` of the responses of task ``t``, as JSON text."""
+    responses = _table(Response)
+    if connection.vendor == "postgresql":
+        return (
+            f"(SELECT json_agg(json_build_array(r.id, r.turns))::text FROM {responses} r"
+            " WHERE r.id IN (SELECT jsonb_array_elements_text(t.response_ids)::bigint))"
+        )
+    return (
+        f"(SELECT json_group_array(json_array(r.id, json(r.turns))) FROM {responses} r"
+        " WHERE r.id IN (SELECT value FROM json_each(t.response_ids)))"
+    )
+
+
+def slot_take(
+    *, membership: Membership, user_id: int, key_ranges: Sequence[Sequence[tuple[str, int]]]
+) -> tuple[TaskSlot, Task] | None:
+    """Take the first open place of the caller's group in the caller's order (the ``key_ranges`` in turn,
+    each a list of ``(operator, value)`` bounds on the caller's order key), skipping tasks the caller ever
+    had; move the place from open to active and the caller's cursor to it. Returns the slot and its task
+    with the prompt loaded, or ``None`` when the group needs nothing more from the caller."""
+    field = _q(f"order_key_{membership.order_slot}")
+    task_row, prompt_row = _row(Task, "task", _TASK_FIELDS), _row(Prompt, "prompt", _PROMPT_FIELDS)
+    slots, assignments = _table(TaskSlot), _table(Assignment)
+    postgres = connection.vendor == "postgresql"
+    for bounds in key_ranges:
+        where, params = _range_sql(field, bounds)
+        pick = (
+            f"SELECT ts.id, ts.task_id, ts.{field} AS k FROM {slots} ts"
+            f" WHERE ts.group_id = %s AND ts.open_count > 0 AND {where}"
+            f" AND NOT EXISTS (SELECT 1 FROM {assignments} a WHERE a.task_id = ts.task_id AND a.annotator_id = %s)"
+            f" ORDER BY ts.{field}, ts.task_id LIMIT 1"
+        )
+        pick_params = [membership.group_id, *params, user_id]
+        loaded = (
+            f" SELECT s.id, s.k, {_response_turns_sql()}, {task_row.select('t')}, {prompt_row.select('p')} FROM s"
+            f" JOIN {_table(Task)} t ON t.id = s.task_id LEFT JOIN {_table(Prompt)} p ON p.id = t.prompt_id"
+        )
+        with connection.cursor() as cursor:
+            if postgres:
+                cursor.execute(
+                    f"WITH s AS ({pick} FOR UPDATE OF ts SKIP LOCKED),"
+                    f" moved AS (UPDATE {slots} SET open_count = open_count - 1, active_count = active_count + 1"
+                    "   WHERE id IN (SELECT id FROM s)),"
+                    f" cursor_moved AS (UPDATE {_table(Membership)} SET cursor_key = (SELECT k FROM s),"
+                    "   n_served = n_served + 1 WHERE id = %s AND EXISTS (SELECT 1 FROM s))" + loaded,
+                    [*pick_params, membership.pk],
+                )
+                row = cursor.fetchone()
+            else:
+                cursor.execute(f"WITH s AS ({pick})" + loaded, pick_params)
+                row = cursor.fetchone()
+                if row is not None:
+                    cursor.execute(
+                        f"UPDATE {slots} SET open_count = open_count - 1, active_count = active_count + 1"
+                        " WHERE id = %s",
+                        [row[0]],
+                    )
+                    cursor.execute(
+                        f"UPDATE {_table(Membership)} SET cursor_key = %s, n_served = n_served + 1 WHERE id = %s",
+                        [row[1], membership.pk],
+                    )
+        if row is not None:
+            n_t = len(task_row.columns)
+            task = task_row.build(row[3 : 3 + n_t])
+            task.prompt = prompt_row.build(row[3 + n_t :]) if task.prompt_id is not None else None
+            # The page's response texts came with the claim (``selectors.task_view`` reads them here).
+            task.loaded_response_turns = {pk: turns for pk, turns in json.loads(row[2] or "[]")}
+            slot = TaskSlot(id=row[0], task_id=task.pk, group_id=membership.group_id)
+            setattr(slot, f"order_key_{membership.order_slot}", row[1])
+            membership.cursor_key = row[1]
+            membership.n_served += 1
+            return slot, task
+    return None
+
+
+def assignment_insert(assignment: Assignment) -> Assignment:
+    """Store a new assignment built in memory (token, permutation and times set) and give it its id."""
+    fields = [f for f in Assignment._meta.concrete_fields if not f.primary_key]
+    values = [f.get_db_prep_save(getattr(assignment, f.attname), connection) for f in fields]
+    columns = ", ".join(_q(f.column) for f in fields)
+    marks = ", ".join(["%s"] * len(fields))
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {_table(Assignment)} ({columns}) VALUES ({marks}) RETURNING id", values)
+        assignment.pk = cursor.fetchone()[0]
+    assignment._state.adding = False
+    assignment._state.db = connection.alias
+    return assignment
+
+
+# --- submit ---------------------------------------------------------------------------------------------
+
+
+def assignment_locked(*, token: str, user_id: int) -> Assignment | None:
+    """The caller's assignment ``token`` with its task and project, locked; ``None`` when it is not theirs."""
+    a_row, t_row, p_row = _row(Assignment, "assignment"), _row(Task, "task-full"), _row(Project, "project")
+    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
+    sql = (
+        f"SELECT {a_row.select('a')}, {t_row.select('t')}, {p_row.select('p')}"
+        f" FROM {_table(Assignment)} a JOIN {_table(Task)} t ON t.id = a.task_id"
+        f" JOIN {_table(Project)} p ON p.id = a.project_id WHERE a.token = %s AND a.annotator_id = %s{lock}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [token, user_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    n_a, n_t = len(a_row.columns), len(t_row.columns)
+    assignment = a_row.build(row[:n_a])
+    assignment.task = t_row.build(row[n_a : n_a + n_t])
+    assignment.project = p_row.build(row[n_a + n_t :])
+    return assignment
+
+
+def submitted_mark(
+    *,
+    assignment: Assignment,
+    slot_id: int | None,
+    now: datetime,
+    seconds: float,
+    annotations: Sequence[Annotation] = (),
+) -> None:
+    """Move a held assignment to submitted and its place from active to submitted, and store its new
+    ``annotations``, without reading any row back (PostgreSQL: one statement)."""
+    assignments, slots = _table(Assignment), _table(TaskSlot)
+    set_assignment = (
+        f"UPDATE {assignments} SET status = %s, submitted_at = %s, seconds_on_task = %s WHERE id = %s"
+    )
+    params: list[Any] = [Assignment.Status.SUBMITTED, now, seconds, assignment.pk]
+    move_slot = f"UPDATE {slots} SET active_count = active_count - 1, submitted_count = submitted_count + 1 WHERE id = %s"
+    insert, insert_params = _annotations_insert_sql(annotations, now=now)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            steps = [f"a AS ({set_assignment} RETURNING id)"]
+            if slot_id is not None:
+                steps.append(f"s AS ({move_slot} RETURNING id)")
+                params.append(slot_id)
+            if insert:
+                cursor.execute(f"WITH {', '.join(steps)} {insert}", [*params, *insert_params])
+            else:
+                cursor.execute(f"WITH {', '.join(steps)} SELECT 1", params)
+            return
+        cursor.execute(set_assignment, params)
+        if slot_id is not None:
+            cursor.execute(move_slot, [slot_id])
+        if insert:
+            cursor.execute(insert, insert_params)
+
+
+def _annotations_insert_sql(rows: Sequence[Annotation], *, now: datetime) -> tuple[str, list[Any]]:
+    if not rows:
+        return "", []
+    fields = [f for f in Annotation._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(_q(f.column) for f in fields)
+    marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    values: list[Any] = []
+    for row in rows:
+        row.created_at = now
+        values.extend(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields)
+    return f"INSERT INTO {_table(Annotation)} ({columns}) VALUES {', '.join([marks] * len(rows))}", values
