@@ -39,7 +39,6 @@ SKIP_REASONS = (
     ("offensive", "The content is offensive or distressing"),
     ("other", "Another reason"),
 )
-SCALE = (1, 2, 3, 4, 5)
 _RATING_FIELD = re.compile(r"^r-(\d+)-([a-z_]+)$")
 
 
@@ -107,6 +106,20 @@ def _job_context(view: selectors.JobTaskView, errors: dict | None, posted: dict 
     }
 
 
+def _scale_choices(criterion: selectors.CriterionView) -> list[dict[str, Any]]:
+    """One radio per value of the criterion's scale: its key, what it shows, its level text as a hint."""
+    texts = dict(criterion.levels.get(_lang(), []))
+    return [
+        {
+            "value": str(value),
+            "key": key,
+            "shown": criterion.scale.label(value, _lang()),
+            "text": texts.get(value, ""),
+        }
+        for key, value in criterion.scale.keys()
+    ]
+
+
 def _task_context(
     assignment: Assignment, errors: dict | None = None, posted: dict | None = None
 ) -> dict[str, Any]:
@@ -123,7 +136,8 @@ def _task_context(
                 "criterion": criterion,
                 "name": f"r-{response.number}-{criterion.key}",
                 "selected": str(given.get(criterion.key, "")),
-                "choices": [(v, dict(criterion.levels.get(_lang(), [])).get(v, "")) for v in SCALE],
+                "choices": _scale_choices(criterion),
+                "scale_kind": criterion.scale.kind,
                 "error": (errors or {}).get(f"ratings.{response.number}.{criterion.key}"),
             }
             for criterion in view.criteria
