@@ -373,7 +373,9 @@ def distributions_section(frame: pd.DataFrame) -> dict:
     named = _category_ratings(frame)
     for criterion, part in named.groupby("criterion", sort=False):
         for value, n in part["choice"].value_counts().items():
-            rows.append({"criterion": criterion, "value": str(value), "count": int(n), "share": n / len(part)})
+            rows.append(
+                {"criterion": criterion, "value": str(value), "count": int(n), "share": n / len(part)}
+            )
     votes = _votes(frame)
     if len(votes):
         counts = votes["choice"].value_counts()
