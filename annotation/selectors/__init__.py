@@ -5,3 +5,4 @@ conflict matrix). Each module's ``__all__`` is gathered here."""
 from annotation.selectors.base import *  # noqa: F403
 from annotation.selectors.core import *  # noqa: F403
 from annotation.selectors.jobs import *  # noqa: F403
+from annotation.selectors.rubrics import *  # noqa: F403
