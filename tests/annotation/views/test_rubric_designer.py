@@ -1,0 +1,95 @@
+"""The rubric designer pages: reachable from the managers' navigation, create, edit, errors."""
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Rubric
+
+pytestmark = pytest.mark.django_db
+
+
+def base_form(**extra):
+    return {
+        "criterion": "helpfulness",
+        "label_id": "Kebermanfaatan",
+        "label_en": "Helpfulness",
+        "question_id": "",
+        "question_en": "How helpful is it?",
+        "scale_kind": "points",
+        "points": "7",
+        "overrides": "",
+        **extra,
+    }
+
+
+def test_list_shows_the_ready_rubrics_and_the_nav_links_to_it(role_client):
+    client = role_client("project_manager")
+    page = client.get(reverse("annotation:rubric_list")).content.decode()
+    assert f'href="{reverse("annotation:rubric_list")}"' in page  # the main navigation
+    assert 'data-criterion="relevance"' in page and 'data-criterion="fluency"' in page
+    assert "Relevansi / Relevance" in page and "1–5" in page
+
+
+def test_annotators_cannot_open_the_designer(role_client):
+    client = role_client("annotator")
+    assert client.get(reverse("annotation:rubric_list")).status_code == 403
+
+
+def test_create_a_seven_point_criterion_with_levels_in_both_languages(role_client):
+    client = role_client("project_manager")
+    form = base_form(
+        level_id_1="Tidak membantu", level_en_1="Not helpful", level_en_7="Very helpful", level_en_8="ignored"
+    )
+    response = client.post(reverse("annotation:rubric_create"), form)
+    assert response.status_code == 302
+    rubric = Rubric.objects.get(criterion="helpfulness")
+    assert rubric.scale == {"points": 7}
+    # Rows beyond the scale's seven points are not part of it.
+    assert rubric.levels == {"id": {"1": "Tidak membantu"}, "en": {"1": "Not helpful", "7": "Very helpful"}}
+    edit = client.get(reverse("annotation:rubric_edit", args=["helpfulness"])).content.decode()
+    assert 'value="Very helpful"' in edit and 'name="points" value="7"' in edit
+
+
+def test_create_categories_with_a_category_wording(role_client):
+    client = role_client("project_manager")
+    form = base_form(
+        criterion="safe",
+        scale_kind="categories",
+        points="",
+        cat_value_1="yes",
+        cat_id_1="Ya",
+        cat_en_1="Yes",
+        cat_value_2="no",
+        cat_id_2="Tidak",
+        cat_en_2="No",
+        level_en_2="Could hurt someone.",
+        overrides="math | en | no | Teaches a wrong method.",
+    )
+    assert client.post(reverse("annotation:rubric_create"), form).status_code == 302
+    general = Rubric.objects.get(criterion="safe", category="")
+    assert general.scale["categories"][1] == {"value": "no", "label": {"id": "Tidak", "en": "No"}}
+    assert general.levels["en"] == {"no": "Could hurt someone."}
+    assert Rubric.objects.get(criterion="safe", category="math").levels["en"] == {
+        "no": "Teaches a wrong method."
+    }
+
+
+def test_bad_input_is_shown_and_nothing_is_written(role_client):
+    client = role_client("project_manager")
+    form = base_form(
+        scale_kind="categories",
+        cat_value_1="yes",
+        cat_id_1="Ya",
+        cat_en_1="Yes",
+        cat_value_2="yes",
+        cat_id_2="Ya",
+        cat_en_2="",
+        overrides="math | fr | 1 | x",
+    )
+    page = client.post(reverse("annotation:rubric_create"), form).content.decode()
+    assert "Line 1: expected category | id or en | value | text." in page
+    form["overrides"] = ""
+    page = client.post(reverse("annotation:rubric_create"), form).content.decode()
+    assert "scale.categories.2.value: &#x27;yes&#x27; is used twice." in page
+    assert "scale.categories.2.label.en: Give the label of &#x27;yes&#x27; in &#x27;en&#x27;." in page
+    assert not Rubric.objects.filter(criterion="helpfulness").exists()
