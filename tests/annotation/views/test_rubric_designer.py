@@ -93,3 +93,12 @@ def test_bad_input_is_shown_and_nothing_is_written(role_client):
     assert "scale.categories.2.value: &#x27;yes&#x27; is used twice." in page
     assert "scale.categories.2.label.en: Give the label of &#x27;yes&#x27; in &#x27;en&#x27;." in page
     assert not Rubric.objects.filter(criterion="helpfulness").exists()
+
+
+def test_designer_speaks_indonesian(role_client):
+    client = role_client("project_manager")
+    client.cookies["django_language"] = "id"
+    page = client.get(reverse("annotation:rubric_create")).content.decode()
+    assert "Kriteria baru" in page and "Teks tingkat (bahasa Indonesia)" in page and "Kategori bernama" in page
+    listing = client.get(reverse("annotation:rubric_list")).content.decode()
+    assert ">Rubrik</a>" in listing
