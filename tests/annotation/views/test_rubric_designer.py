@@ -4,6 +4,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Rubric
+from tests.annotation.scaled import seven_point_and_yes_no
 
 pytestmark = pytest.mark.django_db
 
@@ -99,6 +100,17 @@ def test_designer_speaks_indonesian(role_client):
     client = role_client("project_manager")
     client.cookies["django_language"] = "id"
     page = client.get(reverse("annotation:rubric_create")).content.decode()
-    assert "Kriteria baru" in page and "Teks tingkat (bahasa Indonesia)" in page and "Kategori bernama" in page
+    assert (
+        "Kriteria baru" in page and "Teks tingkat (bahasa Indonesia)" in page and "Kategori bernama" in page
+    )
     listing = client.get(reverse("annotation:rubric_list")).content.decode()
     assert ">Rubrik</a>" in listing
+
+
+def test_project_form_offers_the_designed_criteria_with_their_scales(role_client):
+    seven_point_and_yes_no()
+    client = role_client("project_manager")
+    page = client.get(reverse("annotation:manage_create")).content.decode()
+    assert 'value="helpfulness"' in page and "Helpfulness (1-7)" in page
+    assert 'value="safe"' in page and "Safe (Yes / No)" in page
+    assert page.index('value="relevance"') < page.index('value="fluency"') < page.index('value="helpfulness"')
