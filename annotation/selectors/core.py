@@ -421,10 +421,13 @@ class ProgressReport:
 def _answer_of(rows: list[dict[str, Any]], kind: str, task: Task) -> object:
     index_of = {rid: i for i, rid in enumerate(task.response_ids)}
     if kind == Project.Kind.LIKERT:
-        ratings: dict[int, dict[str, int]] = {}
+        ratings: dict[int, dict[str, int | str]] = {}
         for row in rows:
-            if row["value_int"] is not None:
-                ratings.setdefault(index_of[row["response_id"]], {})[row["criterion"]] = row["value_int"]
+            if row["criterion"] in ("best", "comment") or row["response_id"] is None:
+                continue
+            rated = row["value_int"] if row["value_int"] is not None else row["choice"]  # points or category
+            if rated not in (None, ""):
+                ratings.setdefault(index_of[row["response_id"]], {})[row["criterion"]] = rated
         return ratings
     if kind == Project.Kind.BEST_OF_N:
         for row in rows:

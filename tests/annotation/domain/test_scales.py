@@ -2,6 +2,7 @@
 
 import pytest
 
+from annotation.domain.gold import score_gold
 from annotation.domain.rubrics import (
     DEFAULT_SCALE,
     Scale,
@@ -111,3 +112,10 @@ def test_submission_follows_each_criterion_scale_and_names_it_in_errors():
         "ratings.1.safe": ["\"safe\" takes one of yes, no, unsure; got 'maybe'."],
         "ratings.2.safe": ['"safe" takes one of yes, no, unsure; got 1.'],
     }
+
+
+def test_gold_ratings_on_categories_must_match_exactly():
+    expected = {0: {"helpfulness": 6, "safe": "no"}, 1: {"safe": "yes"}}
+    given = {0: {"helpfulness": 7, "safe": "no"}, 1: {"safe": "unsure"}}
+    # helpfulness within 1 of 6, safe "no" exact, safe "unsure" is not "yes": 2 of 3 cells.
+    assert score_gold("likert", expected, given) == pytest.approx(2 / 3)
