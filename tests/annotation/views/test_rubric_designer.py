@@ -3,6 +3,8 @@
 import pytest
 from django.urls import reverse
 
+from annotation import selectors
+from annotation.forms import RubricForm
 from annotation.models import Rubric
 from tests.annotation.scaled import seven_point_and_yes_no
 
@@ -114,3 +116,15 @@ def test_project_form_offers_the_designed_criteria_with_their_scales(role_client
     assert 'value="helpfulness"' in page and "Helpfulness (1-7)" in page
     assert 'value="safe"' in page and "Safe (Yes / No)" in page
     assert page.index('value="relevance"') < page.index('value="fluency"') < page.index('value="helpfulness"')
+
+
+def test_saving_the_ready_relevance_rubric_unchanged_keeps_every_text(role_client):
+    client = role_client("project_manager")
+    client.get(reverse("annotation:rubric_list"))  # the ready rubrics are made on first visit
+    before = {r.category: (r.levels, r.scale, r.label) for r in Rubric.objects.filter(criterion="relevance")}
+    assert set(before) == {"", "safety", "math", "coding"}
+    form = RubricForm.initial_for(selectors.rubric_detail("relevance"))
+    response = client.post(reverse("annotation:rubric_edit", args=["relevance"]), form)
+    assert response.status_code == 302
+    after = {r.category: (r.levels, r.scale, r.label) for r in Rubric.objects.filter(criterion="relevance")}
+    assert after == before
