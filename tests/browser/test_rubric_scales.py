@@ -21,11 +21,21 @@ def _clean_cache():
     cache.clear()
 
 
+@pytest.fixture
 def new_page(browser, live_server):
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    return page
+    """Pages in contexts of their own (one user each), closed after the test."""
+    contexts = []
+
+    def _new():
+        context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        return page
+
+    yield _new
+    for context in contexts:
+        context.close()
 
 
 def design(page):
@@ -63,8 +73,8 @@ def design(page):
     assert "yes / no" in row.inner_text()
 
 
-def test_designed_scales_from_designer_to_dashboard(browser, live_server, login, make_project):
-    manager = new_page(browser, live_server)
+def test_designed_scales_from_designer_to_dashboard(new_page, login, make_project):
+    manager = new_page()
     login(manager, "project_manager", username="manajer")
     design(manager)
     assert Rubric.objects.get(criterion="helpfulness").levels["id"] == {
@@ -75,7 +85,7 @@ def test_designed_scales_from_designer_to_dashboard(browser, live_server, login,
     project = make_project(
         n_prompts=1, n_models=2, per_group=0, overlap=2, activate=False, criteria=["helpfulness", "safe"]
     )
-    annotator = new_page(browser, live_server)
+    annotator = new_page()
     user = login(annotator, "annotator", username="ani")
     services.project_member_add(project=project, user=user, group=project.groups.get())
     services.project_activate(project=project)
