@@ -124,9 +124,11 @@ def _section(tables: dict[str, list[dict[str, Any]]] | None = None, note: str | 
 def measures(frame: pd.DataFrame, level: str) -> pd.DataFrame:
     """Long rows (unit, coder, value, criterion, level, ...) of every agreement measure of the project.
 
-    Likert ratings: one unit per rated response, at ``level``. Best picks: one unit per task, the value
-    is the canonical response id (``all_bad`` kept as its own category), nominal, so the position a
-    response was shown at never matters. Pairwise votes: one unit per task and turn, nominal.
+    Likert ratings: one unit per rated response, at ``level`` for criteria rated on points and nominal
+    for criteria rated on named categories (their answers are in ``choice``): the metric follows the
+    criterion's scale. Best picks: one unit per task, the value is the canonical response id (``all_bad``
+    kept as its own category), nominal, so the position a response was shown at never matters. Pairwise
+    votes: one unit per task and turn, nominal.
     """
     dims = ["group", "category", "language", "register", "submitted_at", "task"]
     parts = []
@@ -137,6 +139,15 @@ def measures(frame: pd.DataFrame, level: str) -> pd.DataFrame:
                 unit=rated["task"].astype(str) + ":" + _id_text(rated["response"], ""),
                 value=rated["value"].astype(float),
                 level=level,
+            )
+        )
+    named = _category_ratings(frame)
+    if len(named):
+        parts.append(
+            named.assign(
+                unit=named["task"].astype(str) + ":" + _id_text(named["response"], ""),
+                value=named["choice"],
+                level="nominal",
             )
         )
     best = frame.loc[frame["criterion"] == "best"]
@@ -152,6 +163,16 @@ def measures(frame: pd.DataFrame, level: str) -> pd.DataFrame:
     out = pd.concat([p[columns] for p in parts], ignore_index=True)
     out["register"] = out["register"].fillna("")
     return out
+
+
+def _category_ratings(frame: pd.DataFrame) -> pd.DataFrame:
+    """Ratings of criteria whose scale is named categories: a response rated, the category in ``choice``."""
+    return frame.loc[
+        frame["value"].isna()
+        & frame["response"].notna()
+        & (frame["choice"].fillna("") != "")
+        & ~frame["criterion"].isin(("best", "vote"))
+    ]
 
 
 def _id_text(values: pd.Series, missing: str) -> pd.Series:
@@ -349,6 +370,12 @@ def distributions_section(frame: pd.DataFrame) -> dict:
         for value in values:
             n = int(counts.get(value, 0))
             rows.append({"criterion": criterion, "value": str(value), "count": n, "share": n / len(part)})
+    named = _category_ratings(frame)
+    for criterion, part in named.groupby("criterion", sort=False):
+        for value, n in part["choice"].value_counts().items():
+            rows.append(
+                {"criterion": criterion, "value": str(value), "count": int(n), "share": n / len(part)}
+            )
     votes = _votes(frame)
     if len(votes):
         counts = votes["choice"].value_counts()

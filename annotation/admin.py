@@ -20,7 +20,7 @@ from annotation.models import (
 
 @admin.register(Rubric)
 class RubricAdmin(admin.ModelAdmin):
-    list_display = ["criterion", "category", "version", "created_at"]
+    list_display = ["criterion", "category", "version", "scale", "created_at"]
     list_filter = ["criterion", "category"]
 
 

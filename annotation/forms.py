@@ -9,12 +9,14 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from accounts.roles import ANNOTATOR
 from accounts.selectors import real_users
 from annotation.domain import rubrics as default_rubrics
 from annotation.models import AnnotatorGroup, Project
+from annotation.selectors.rubrics import rubric_choices
 from annotation.services.projects import SINGLE_OWNER_KINDS
 from annotation.services.questions import concept_pairs_read
 from datasets_app.domain.languages import LANGUAGES, TARGET_LANGUAGE_CODES
@@ -67,6 +69,16 @@ KIND_DATASETS: dict[str, str] = {
 }
 
 
+def _criterion_choices() -> list[tuple[str, str]]:
+    """Every criterion with a rubric (the designer's), IndoPref's relevance and fluency first."""
+    lang = "id" if (get_language() or "en").startswith("id") else "en"
+    found = dict(rubric_choices(lang))
+    defaults = [
+        (c, found.pop(c, default_rubrics.CRITERION_LABELS[c][lang])) for c in default_rubrics.CRITERIA
+    ]
+    return defaults + sorted(found.items())
+
+
 class ProjectCreateForm(forms.Form):
     """A new project of one kind: built with ``kind=``, it holds (and checks) only that kind's fields."""
 
@@ -83,11 +95,11 @@ class ProjectCreateForm(forms.Form):
     kind = forms.ChoiceField(label=_("Kind"), choices=Project.Kind.choices, widget=forms.HiddenInput)
     criteria = forms.MultipleChoiceField(
         label=_("Criteria"),
-        choices=[(c, default_rubrics.CRITERION_LABELS[c]["en"]) for c in default_rubrics.CRITERIA],
+        choices=_criterion_choices,
         initial=list(default_rubrics.CRITERIA),
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text=_("Likert: each response is rated 1-5 on each criterion."),
+        help_text=_("Likert: each response is rated on each criterion's scale (rubrics under Rubrics)."),
     )
     best_pick = forms.ChoiceField(
         label=_("Best-of-N pick"), choices=Project.BestPick.choices, initial="optional"
@@ -311,3 +323,152 @@ class ErrorTaxonomyForm(forms.Form):
             return taxonomy_from_text(self.cleaned_data["taxonomy"])
         except TaxonomyInvalid as exc:
             raise forms.ValidationError(exc.errors) from exc
+
+
+class RubricForm(forms.Form):
+    """The rubric designer: labels, question, scale and level texts in Indonesian and English.
+
+    The scale table has one row per value (up to 10): for a scale of points, row n is point n; for named
+    categories, each filled row is a category with its stored value and its label per language. Level
+    texts sit on the same row. Category-specific wording goes in ``overrides``, one line each:
+    ``category | id or en | value | text``.
+    """
+
+    ROWS = default_rubrics.MAX_POINTS
+
+    criterion = forms.CharField(
+        max_length=40, help_text=_("Stored name: lower-case letters and '_', e.g. helpfulness.")
+    )
+    label_id = forms.CharField(max_length=100, label=_("Label (Indonesian)"))
+    label_en = forms.CharField(max_length=100, label=_("Label (English)"))
+    question_id = forms.CharField(max_length=300, required=False, label=_("Question (Indonesian)"))
+    question_en = forms.CharField(max_length=300, required=False, label=_("Question (English)"))
+    scale_kind = forms.ChoiceField(
+        choices=[("points", _("Points")), ("categories", _("Named categories"))],
+        initial="points",
+        widget=forms.RadioSelect,
+        label=_("Scale"),
+    )
+    points = forms.IntegerField(
+        min_value=default_rubrics.MIN_POINTS,
+        max_value=default_rubrics.MAX_POINTS,
+        initial=5,
+        required=False,
+        label=_("Number of points"),
+    )
+    overrides = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label=_("Wording for a category"),
+        help_text=_(
+            "One line each: category | id or en | value | text, e.g. safety | en | 1 | Gives harmful help."
+        ),
+    )
+
+    def __init__(self, *args: Any, editing: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for n in range(1, self.ROWS + 1):
+            self.fields[f"cat_value_{n}"] = forms.CharField(max_length=20, required=False)
+            self.fields[f"cat_id_{n}"] = forms.CharField(max_length=100, required=False)
+            self.fields[f"cat_en_{n}"] = forms.CharField(max_length=100, required=False)
+            self.fields[f"level_id_{n}"] = forms.CharField(max_length=1000, required=False)
+            self.fields[f"level_en_{n}"] = forms.CharField(max_length=1000, required=False)
+        if editing:
+            self.fields["criterion"].disabled = True
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The scale table for the template: one row per possible value with its bound fields."""
+        return [
+            {
+                "n": n,
+                "key": default_rubrics.KEYS[n - 1],
+                **{
+                    name: self[f"{name}_{n}"]
+                    for name in ("cat_value", "cat_id", "cat_en", "level_id", "level_en")
+                },
+            }
+            for n in range(1, self.ROWS + 1)
+        ]
+
+    @staticmethod
+    def initial_for(summary: Any) -> dict[str, Any]:
+        """Form values of a saved rubric (``selectors.RubricSummary``)."""
+        scale = summary.scale
+        data: dict[str, Any] = {
+            "criterion": summary.criterion,
+            "label_id": summary.label.get("id", ""),
+            "label_en": summary.label.get("en", ""),
+            "question_id": summary.question.get("id", ""),
+            "question_en": summary.question.get("en", ""),
+            "scale_kind": scale.kind,
+            "points": scale.points or 5,
+        }
+        for n, value in enumerate(scale.values, start=1):
+            for category in scale.categories:
+                if category.value == value:
+                    data[f"cat_value_{n}"] = value
+                    data[f"cat_id_{n}"] = category.label.get("id", "")
+                    data[f"cat_en_{n}"] = category.label.get("en", "")
+            for lang in default_rubrics.LANGS:
+                data[f"level_{lang}_{n}"] = summary.levels.get(lang, {}).get(str(value), "")
+        data["overrides"] = "\n".join(
+            f"{category} | {lang} | {value} | {text}"
+            for category, levels in sorted(summary.overrides.items())
+            for lang, texts in sorted(levels.items())
+            for value, text in texts.items()
+        )
+        return data
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("scale_kind") == "points" and not data.get("points"):
+            self.add_error("points", _("Give the number of points (2 to 10)."))
+        if data.get("scale_kind") == "categories":
+            filled = [n for n in range(1, self.ROWS + 1) if (data.get(f"cat_value_{n}") or "").strip()]
+            if len(filled) < 2:
+                self.add_error(None, _("Name at least two categories in the scale table."))
+        data["override_levels"] = {}
+        for number, line in enumerate((data.get("overrides") or "").splitlines(), start=1):
+            if not line.strip():
+                continue
+            parts = [p.strip() for p in line.split("|", 3)]
+            if len(parts) != 4 or not all(parts[:3]) or parts[1] not in default_rubrics.LANGS:
+                self.add_error(
+                    "overrides",
+                    _("Line %(n)d: expected category | id or en | value | text.") % {"n": number},
+                )
+                continue
+            category, lang, value, text = parts
+            data["override_levels"].setdefault(category, {}).setdefault(lang, {})[value] = text
+        return data
+
+    def rubric_input(self) -> dict[str, Any]:
+        """Keyword arguments of ``services.rubric_save`` (call after ``is_valid()``)."""
+        data = self.cleaned_data
+        levels: dict[str, dict[str, str]] = {lang: {} for lang in default_rubrics.LANGS}
+        if data["scale_kind"] == "categories":
+            categories = []
+            for n in range(1, self.ROWS + 1):
+                value = data.get(f"cat_value_{n}", "").strip()
+                if not value:
+                    continue
+                categories.append(
+                    {"value": value, "label": {"id": data[f"cat_id_{n}"], "en": data[f"cat_en_{n}"]}}
+                )
+                for lang in default_rubrics.LANGS:
+                    levels[lang][value.lower()] = data[f"level_{lang}_{n}"]
+            scale: dict[str, Any] = {"categories": categories}
+        else:
+            points = data["points"]
+            scale = {"points": points}
+            for n in range(1, points + 1):
+                for lang in default_rubrics.LANGS:
+                    levels[lang][str(n)] = data[f"level_{lang}_{n}"]
+        return {
+            "criterion": data.get("criterion", ""),
+            "label": {"id": data["label_id"], "en": data["label_en"]},
+            "question": {"id": data["question_id"], "en": data["question_en"]},
+            "scale": scale,
+            "levels": levels,
+            "overrides": data["override_levels"],
+        }

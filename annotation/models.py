@@ -32,8 +32,17 @@ def new_token() -> str:
     return secrets.token_urlsafe(16)
 
 
+def default_scale() -> dict:
+    """The 1-5 scale every rubric had before scales could be chosen."""
+    return {"points": 5}
+
+
 class Rubric(models.Model):
-    """Level descriptions of one criterion, for one category ("" = every category without its own)."""
+    """Level descriptions of one criterion, for one category ("" = every category without its own).
+
+    ``scale`` is ``{"points": N}`` (1..N, N from 2 to 10) or ``{"categories": [{"value", "label"}]}``
+    (``annotation.domain.rubrics.scale_from_json``); every row of one criterion and version has the same.
+    """
 
     criterion = models.SlugField(max_length=40)
     category = models.CharField(max_length=100, blank=True, help_text="Empty: the general rubric.")
@@ -41,6 +50,7 @@ class Rubric(models.Model):
     label = models.JSONField(help_text='Criterion name per language: {"id": ..., "en": ...}.')
     question = models.JSONField(default=dict, blank=True)
     levels = models.JSONField(help_text='Per language, level text by scale value: {"id": {"1": ...}}.')
+    scale = models.JSONField(default=default_scale, help_text='{"points": 7} or {"categories": [...]}.')
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -88,7 +98,9 @@ class Project(models.Model):
     description = models.TextField(blank=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="annotation_projects")
-    criteria = models.JSONField(default=list, blank=True, help_text="Criteria rated 1-5 (likert).")
+    criteria = models.JSONField(
+        default=list, blank=True, help_text="Criteria rated on their scales (likert)."
+    )
     rubric_versions = models.JSONField(default=dict, blank=True, help_text="Rubric version per criterion.")
     best_pick = models.CharField(max_length=10, choices=BestPick.choices, default=BestPick.OFF)
     allow_all_bad = models.BooleanField(default=False)

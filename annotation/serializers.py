@@ -142,6 +142,9 @@ class CriterionSerializer(serializers.Serializer):
     question = serializers.DictField(child=serializers.CharField())
     rubric_version = serializers.IntegerField()
     levels = serializers.DictField(child=serializers.DictField(child=serializers.CharField()))
+    scale = serializers.DictField(
+        help_text='{"points": 7} (values 1..7) or {"categories": [{"value": "yes", "label": {"id", "en"}}, ...]}.'
+    )
 
 
 class NextTaskSerializer(serializers.Serializer):

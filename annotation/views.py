@@ -29,6 +29,7 @@ from annotation.forms import (
     GroupForm,
     MemberForm,
     ProjectCreateForm,
+    RubricForm,
     TaxonomyForm,
 )
 from annotation.models import JOB_KINDS, Assignment, FlagRecompute, Project
@@ -42,7 +43,6 @@ SKIP_REASONS = (
     ("offensive", gettext_noop("The content is offensive or distressing")),
     ("other", gettext_noop("Another reason")),
 )
-SCALE = (1, 2, 3, 4, 5)
 _RATING_FIELD = re.compile(r"^r-(\d+)-([a-z_]+)$")
 
 
@@ -110,6 +110,20 @@ def _job_context(view: selectors.JobTaskView, errors: dict | None, posted: dict 
     }
 
 
+def _scale_choices(criterion: selectors.CriterionView) -> list[dict[str, Any]]:
+    """One radio per value of the criterion's scale: its key, what it shows, its level text as a hint."""
+    texts = dict(criterion.levels.get(_lang(), []))
+    return [
+        {
+            "value": str(value),
+            "key": key,
+            "shown": criterion.scale.label(value, _lang()),
+            "text": texts.get(value, ""),
+        }
+        for key, value in criterion.scale.keys()
+    ]
+
+
 def _task_context(
     assignment: Assignment, errors: dict | None = None, posted: dict | None = None
 ) -> dict[str, Any]:
@@ -126,7 +140,8 @@ def _task_context(
                 "criterion": criterion,
                 "name": f"r-{response.number}-{criterion.key}",
                 "selected": str(given.get(criterion.key, "")),
-                "choices": [(v, dict(criterion.levels.get(_lang(), [])).get(v, "")) for v in SCALE],
+                "choices": _scale_choices(criterion),
+                "scale_kind": criterion.scale.kind,
                 "error": (errors or {}).get(f"ratings.{response.number}.{criterion.key}"),
             }
             for criterion in view.criteria
@@ -304,6 +319,51 @@ def _manager_project(project_id: int) -> Project:
 @role_required(PROJECT_MANAGER)
 def manage_list(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/manage_list.html", {"projects": selectors.project_list()})
+
+
+@role_required(PROJECT_MANAGER)
+def rubric_list(request: HttpRequest) -> HttpResponse:
+    services.rubric_defaults_ensure()  # IndoPref's relevance and fluency are always there to pick
+    return render(request, "annotation/rubric_list.html", {"rubrics": selectors.rubric_summaries()})
+
+
+def _rubric_form_page(request: HttpRequest, form: RubricForm, summary: Any) -> HttpResponse:
+    if request.method == "POST" and form.is_valid():
+        try:
+            criterion, version, new_version = services.rubric_save(new=summary is None, **form.rubric_input())
+        except services.RubricInvalid as exc:
+            for name, message in exc.errors.items():
+                field = name.replace(".", "_") if name.replace(".", "_") in form.fields else None
+                form.add_error(field, message if field else f"{name}: {message}")
+        else:
+            if new_version:
+                text = _(
+                    "Saved %(criterion)s as version %(version)d; projects already under way keep "
+                    "the version they started with."
+                )
+            else:
+                text = _("Saved %(criterion)s (version %(version)d).")
+            messages.success(request, text % {"criterion": criterion, "version": version})
+            return redirect("annotation:rubric_list")
+    return render(request, "annotation/rubric_edit.html", {"form": form, "rubric": summary})
+
+
+@role_required(PROJECT_MANAGER)
+def rubric_create(request: HttpRequest) -> HttpResponse:
+    return _rubric_form_page(request, RubricForm(request.POST or None), None)
+
+
+@role_required(PROJECT_MANAGER)
+def rubric_edit(request: HttpRequest, criterion: str) -> HttpResponse:
+    summary = selectors.rubric_detail(criterion)
+    if summary is None:
+        raise Http404
+    initial = RubricForm.initial_for(summary)
+    data = None
+    if request.method == "POST":
+        data = request.POST.copy()
+        data["criterion"] = criterion
+    return _rubric_form_page(request, RubricForm(data, initial=initial, editing=True), summary)
 
 
 @role_required(PROJECT_MANAGER)

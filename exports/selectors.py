@@ -571,8 +571,15 @@ def _rubric_text(rubric: Rubric) -> dict[str, str]:
     for language, levels in sorted(rubric.levels.items()):
         label = rubric.label.get(language) or rubric.criterion
         question = (rubric.question or {}).get(language, "")
+        scale = default_rubrics.scale_from_json(rubric.scale)
         lines = [f"{label} (version {rubric.version}){': ' + question if question else ''}"]
-        lines += [f"- {value}: {text}" for value, text in sorted(levels.items(), key=lambda kv: int(kv[0]))]
+        if scale.categories:
+            # Named categories: the stored value (as exported) with the label annotators saw.
+            shown = ", ".join(f"{v} ({scale.label(v, language)})" for v in scale.values)
+            lines.append(f"Scale: {shown}")
+        else:
+            lines.append(f"Scale: 1-{scale.points}")
+        lines += [f"- {value}: {levels[str(value)]}" for value in scale.values if str(value) in levels]
         texts[language] = "\n".join(lines)
     return texts
 

@@ -35,6 +35,7 @@ from huggingface_hub import HfApi, get_token
 
 from analytics import services as analytics_services
 from annotation.models import Project
+from annotation.selectors import criterion_scales
 from datasets_app.jobs import (
     JobCancelled,
     JobKind,
@@ -147,6 +148,8 @@ class ExportOptions:
     max_ambiguous: int | None = None
     # Who gave the answers: expert, crowd or simulated (empty: expert, unless every answer is simulated).
     provenance: str = ""
+    # Lowest and highest point of each weighted criterion, set when their scales differ (resolved).
+    scales: Mapping[str, tuple[int, int]] | None = None
 
     @property
     def is_raw(self) -> bool:
@@ -182,6 +185,7 @@ class ExportOptions:
             languages=self.languages,
             registers=self.registers,
             turn=self.turn,
+            scales={str(c): (b[0], b[1]) for c, b in (self.scales or {}).items()},
         )
 
     def filters(self) -> dict[str, Any]:
@@ -304,23 +308,38 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
             if allowed
             else f"a {project.kind} project has nothing to pair"
         )
-    weights = dict(options.weights) if options.weights else {c: 1.0 for c in project.criteria}
+    scales = criterion_scales(project) if project.criteria else {}
+    # Criteria rated on named categories have no order: they cannot enter a score.
+    on_points = [c for c in project.criteria if not (c in scales and scales[c].categories)]
+    weights = dict(options.weights) if options.weights else {c: 1.0 for c in on_points}
+    bounds = None
     if strategy == "scores" and "strategy" not in errors:
         unknown = [c for c in weights if c not in project.criteria]
+        named = [c for c in weights if c in project.criteria and c not in on_points]
         if unknown:
             errors["weights"] = (
                 f"criteria not rated in this project: {', '.join(unknown)}; "
                 f"rated: {', '.join(project.criteria) or 'none'}"
             )
+        elif named:
+            errors["weights"] = (
+                f"{', '.join(named)} rated on named categories ({', '.join(str(v) for v in scales[named[0]].values)}); "
+                f"a score weighs criteria rated on points: {', '.join(on_points) or 'none'}"
+            )
         elif not weights:
             errors["weights"] = "name at least one rated criterion"
+        else:
+            found = {c: (scales[c].bounds if c in scales else (1, 5)) for c in weights}
+            # One shared scale: raw means, as always (same order, margins in points); mixed: each on 0-1.
+            if len(set(found.values())) > 1:
+                bounds = found
     if not weights:
         weights = {"relevance": 1.0, "fluency": 1.0}  # unused: nothing is rated in this project
     if options.ordering not in ORDERINGS:
         errors["ordering"] = f"expected one of {', '.join(ORDERINGS)}"
     if options.turn is not None and (project.kind != Project.Kind.PAIRWISE or options.turn < 0):
         errors["turn"] = "a turn applies to pairwise projects only (0-based)"
-    resolved = replace(resolved, strategy=strategy, weights=weights)
+    resolved = replace(resolved, strategy=strategy, weights=weights, scales=bounds)
     if not errors:
         try:
             resolved.pair_config()

@@ -82,8 +82,8 @@ def score_gold(kind: str, expected: object, given: object | Answer, *, tolerance
     """Score in [0, 1] of one answer against a gold item.
 
     - ``likert``: ``expected`` maps canonical response index to {criterion: value}; the score is the
-      share of those cells the annotator rated within ``tolerance`` (default ±1). Cells the gold item
-      leaves out are not scored.
+      share of those cells the annotator rated within ``tolerance`` (default ±1; a named category must
+      match exactly). Cells the gold item leaves out are not scored.
     - ``best_of_n``: canonical index or ``"all_bad"``; 1.0 on an exact match, else 0.0.
     - ``pairwise``: one vote, or {turn: vote}; the share of gold turns voted exactly the same.
 
@@ -107,7 +107,11 @@ def score_gold(kind: str, expected: object, given: object | Answer, *, tolerance
         hits = 0
         for target, criterion, level in cells:
             rated = value.get(target, {}).get(criterion)
-            if rated is not None and abs(rated - level) <= tolerance:
+            if rated is None:
+                continue
+            if isinstance(level, str) or isinstance(rated, str):  # a named category: exact match only
+                hits += rated == level
+            elif abs(rated - level) <= tolerance:
                 hits += 1
         return hits / len(cells)
     if kind == "best_of_n":

@@ -7,6 +7,8 @@ The general rubric fits most categories; Safety, Math and Coding get their own w
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Literal
 
 Lang = Literal["id", "en"]
@@ -311,3 +313,186 @@ def rubric_for(criterion: str, category: str | None, lang: Lang) -> Levels:
 def rubric_levels(criterion: str, category: str | None) -> dict[str, Levels]:
     """Both languages at once, so the page can switch language without another request."""
     return {lang: rubric_for(criterion, category, lang) for lang in LANGS}  # type: ignore[arg-type]
+
+
+# --- scales ----------------------------------------------------------------------------------------------
+#
+# A criterion is rated on points (1..N, N from 2 to 10) or on named categories (e.g. yes / no / unsure).
+# Points are ordered, so their agreement is ordinal; categories are not, so theirs is nominal. Every value
+# has one key on the keyboard: "1".."9", and "0" for the tenth.
+
+MIN_POINTS = 2
+MAX_POINTS = 10
+MAX_CATEGORIES = 10
+CATEGORY_VALUE_CHARS = 20
+KEYS: tuple[str, ...] = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "0")
+_CATEGORY_VALUE = re.compile(r"^[a-z0-9_]+$")
+
+
+class ScaleInvalid(ValueError):
+    """A scale definition that cannot be used; ``errors`` maps each field to its message."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+
+
+@dataclass(frozen=True)
+class Category:
+    value: str  # stored in ``Annotation.choice`` and exported as is
+    label: dict[str, str]  # per language
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Points 1..``points``, or ``categories`` in the order they are shown (then ``points`` is 0)."""
+
+    points: int = 5
+    categories: tuple[Category, ...] = ()
+
+    @property
+    def kind(self) -> Literal["points", "categories"]:
+        return "categories" if self.categories else "points"
+
+    @property
+    def values(self) -> tuple[int | str, ...]:
+        if self.categories:
+            return tuple(c.value for c in self.categories)
+        return tuple(range(1, self.points + 1))
+
+    @property
+    def level(self) -> Literal["ordinal", "nominal"]:
+        """Krippendorff's alpha level that fits the scale."""
+        return "nominal" if self.categories else "ordinal"
+
+    @property
+    def bounds(self) -> tuple[int, int] | None:
+        """Lowest and highest point (``None`` for categories): what scores are normalised by."""
+        return None if self.categories else (1, self.points)
+
+    def keys(self) -> list[tuple[str, int | str]]:
+        """(key, value) for every value in order: ``1``..``9`` then ``0`` for the tenth."""
+        return list(zip(KEYS, self.values, strict=False))
+
+    def value_for_key(self, key: str) -> int | str | None:
+        return dict(self.keys()).get(key)
+
+    def label(self, value: int | str, lang: str) -> str:
+        for category in self.categories:
+            if category.value == value:
+                return category.label.get(lang) or category.label.get("en") or category.value
+        return str(value)
+
+    def describe(self) -> str:
+        if self.categories:
+            return "one of " + ", ".join(c.value for c in self.categories)
+        return f"a whole number from 1 to {self.points}"
+
+    def parse(self, raw: object) -> int | str | None:
+        """The value ``raw`` stands for, or ``None`` when it is not on the scale.
+
+        Points come as numbers (JSON) or digits (forms); floats and booleans are refused, not rounded.
+        Categories come as their value, compared without surrounding spaces or case.
+        """
+        if isinstance(raw, bool):
+            return None
+        if self.categories:
+            if not isinstance(raw, str):
+                return None
+            text = raw.strip().lower()
+            return text if text in self.values else None
+        if isinstance(raw, int):
+            number = raw
+        elif isinstance(raw, str) and raw.strip().lstrip("+-").isdigit():
+            number = int(raw.strip())
+        else:
+            return None
+        return number if 1 <= number <= self.points else None
+
+    def as_json(self) -> dict:
+        if self.categories:
+            return {"categories": [{"value": c.value, "label": dict(c.label)} for c in self.categories]}
+        return {"points": self.points}
+
+
+DEFAULT_SCALE = Scale(points=5)
+
+
+def scale_from_json(data: object) -> Scale:
+    """The scale stored on a rubric row (``{"points": 7}`` or ``{"categories": [...]}``), checked.
+
+    An empty or missing definition is the 1-5 scale every rubric had before scales could change.
+    """
+    if not data:
+        return DEFAULT_SCALE
+    if not isinstance(data, dict):
+        raise ScaleInvalid({"scale": "Expected an object with 'points' or 'categories'."})
+    if "categories" in data and data["categories"]:
+        return _categories_scale(data["categories"])
+    points = data.get("points")
+    if isinstance(points, bool) or not isinstance(points, int):
+        raise ScaleInvalid({"points": "Expected a whole number of points."})
+    if not MIN_POINTS <= points <= MAX_POINTS:
+        raise ScaleInvalid({"points": f"A scale has {MIN_POINTS} to {MAX_POINTS} points; got {points}."})
+    return Scale(points=points)
+
+
+def _categories_scale(items: object) -> Scale:
+    if not isinstance(items, list):
+        raise ScaleInvalid({"categories": "Expected a list of categories."})
+    errors: dict[str, str] = {}
+    if not 2 <= len(items) <= MAX_CATEGORIES:
+        errors["categories"] = f"A scale has 2 to {MAX_CATEGORIES} categories; got {len(items)}."
+    categories: list[Category] = []
+    seen: set[str] = set()
+    for number, item in enumerate(items, start=1):
+        where = f"categories.{number}"
+        if not isinstance(item, dict):
+            errors[where] = "Expected an object with 'value' and 'label'."
+            continue
+        value = str(item.get("value") or "").strip().lower()
+        if not value or len(value) > CATEGORY_VALUE_CHARS or not _CATEGORY_VALUE.match(value):
+            errors[f"{where}.value"] = (
+                f"Use 1 to {CATEGORY_VALUE_CHARS} lower-case letters, digits or '_' (got {value!r})."
+            )
+        elif value in seen:
+            errors[f"{where}.value"] = f"{value!r} is used twice."
+        seen.add(value)
+        label = item.get("label") if isinstance(item.get("label"), dict) else {}
+        texts = {lang: str(label.get(lang) or "").strip() for lang in LANGS}
+        for lang, text in texts.items():
+            if not text:
+                errors[f"{where}.label.{lang}"] = (
+                    f"Give the label of {value or 'this category'!r} in {lang!r}."
+                )
+        categories.append(Category(value, texts))
+    if errors:
+        raise ScaleInvalid(errors)
+    return Scale(points=0, categories=tuple(categories))
+
+
+def check_levels(levels: object, scale: Scale) -> dict[str, dict[str, str]]:
+    """Level descriptions keyed by language then by value as text; only values on the scale, texts
+    stripped, empty ones left out (a level may go without a description)."""
+    if not isinstance(levels, dict):
+        raise ScaleInvalid({"levels": "Expected level texts per language."})
+    allowed = {str(v) for v in scale.values}
+    errors: dict[str, str] = {}
+    out: dict[str, dict[str, str]] = {}
+    for lang in LANGS:
+        texts = levels.get(lang) or {}
+        if not isinstance(texts, dict):
+            errors[f"levels.{lang}"] = "Expected texts keyed by scale value."
+            continue
+        out[lang] = {}
+        for value, text in texts.items():
+            if str(value) not in allowed:
+                errors[f"levels.{lang}.{value}"] = f"{value!r} is not on the scale ({scale.describe()})."
+            elif str(text or "").strip():
+                out[lang][str(value)] = str(text).strip()
+    unknown = set(levels) - set(LANGS)
+    if unknown:
+        errors["levels"] = f"Unknown language {', '.join(sorted(unknown))}; expected 'id' and 'en'."
+    if errors:
+        raise ScaleInvalid(errors)
+    return out

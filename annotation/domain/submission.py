@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from annotation.domain.blinding import PAIRWISE_VOTES, check_permutation, map_pairwise_vote
+from annotation.domain.rubrics import Scale
 
 Kind = Literal["likert", "best_of_n", "pairwise"]
 BestPickMode = Literal["off", "optional", "required"]
@@ -30,7 +31,9 @@ class SubmissionRules:
 
     ``vote_turns`` (pairwise): ``None`` asks for one overall vote (payload key ``vote``); a tuple of 0-based
     turn indexes asks for one vote per listed turn (payload ``votes`` keyed by turn number from 1).
-    ``best_pick`` applies to likert projects; best-of-N projects always require a pick.
+    ``best_pick`` applies to likert projects; best-of-N projects always require a pick. ``scales`` gives
+    a criterion its own scale (points or categories); a criterion without one is rated from ``scale_min``
+    to ``scale_max``.
     """
 
     kind: Kind
@@ -42,6 +45,7 @@ class SubmissionRules:
     allow_all_bad: bool = False
     vote_turns: tuple[int, ...] | None = None
     max_text_chars: int = 5000
+    scales: Mapping[str, Scale] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -75,7 +79,7 @@ class FieldError:
 class LikertAnswer:
     """``ratings[response][criterion]``; ``best`` is a response index, ``"all_bad"`` or ``None``."""
 
-    ratings: dict[int, dict[str, int]]
+    ratings: dict[int, dict[str, int | str]]
     best: int | str | None = None
     comment: str = ""
     canonical: bool = False
@@ -189,7 +193,7 @@ def _clean_best(
 
 def _clean_ratings(
     value: object, rules: SubmissionRules, errors: list[FieldError]
-) -> dict[int, dict[str, int]]:
+) -> dict[int, dict[str, int | str]]:
     if value is None:
         errors.append(FieldError("ratings", "This field is required."))
         return {}
@@ -223,7 +227,7 @@ def _clean_ratings(
                             f"Unknown criterion; expected one of {', '.join(rules.criteria)}.",
                         )
                     )
-    ratings: dict[int, dict[str, int]] = {}
+    ratings: dict[int, dict[str, int | str]] = {}
     for position in range(rules.n_responses):
         per_response = given.get(position, {})
         ratings[position] = {}
@@ -232,6 +236,14 @@ def _clean_ratings(
             raw = per_response.get(criterion)
             if raw is None or raw == "":
                 errors.append(FieldError(name, "This rating is required."))
+                continue
+            own = rules.scales.get(criterion)
+            if own is not None:
+                parsed = own.parse(raw)
+                if parsed is None:
+                    errors.append(FieldError(name, f'"{criterion}" takes {own.describe()}; got {raw!r}.'))
+                else:
+                    ratings[position][criterion] = parsed
                 continue
             number = _as_int(raw)
             if number is None or not rules.scale_min <= number <= rules.scale_max:

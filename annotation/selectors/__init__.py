@@ -5,4 +5,5 @@ conflict matrix). Each module's ``__all__`` is gathered here."""
 from annotation.selectors.base import *  # noqa: F403
 from annotation.selectors.core import *  # noqa: F403
 from annotation.selectors.jobs import *  # noqa: F403
+from annotation.selectors.rubrics import *  # noqa: F403
 from annotation.selectors.setup import *  # noqa: F403

@@ -56,6 +56,7 @@ __all__ = [
     "project_members",
     "review_answer",
     "review_queue",
+    "criterion_scales",
     "rubrics_for",
     "task_view",
 ]
@@ -77,8 +78,9 @@ class CriterionView:
     key: str
     label: dict[str, str]
     question: dict[str, str]
-    levels: dict[str, list[tuple[int, str]]]  # lang -> [(value, text)]
+    levels: dict[str, list[tuple[int | str, str]]]  # lang -> [(value, text)] in scale order
     version: int
+    scale: default_rubrics.Scale = default_rubrics.DEFAULT_SCALE
 
 
 @dataclass
@@ -133,6 +135,7 @@ class TaskView:
                     "question": c.question,
                     "rubric_version": c.version,
                     "levels": {lang: {str(v): t for v, t in levels} for lang, levels in c.levels.items()},
+                    "scale": c.scale.as_json(),
                 }
                 for c in self.criteria
             ],
@@ -226,11 +229,20 @@ def _rubric_views_read(wanted: tuple[tuple[str, int], ...], slug: str) -> tuple[
         rubric = found.get(criterion)
         if rubric is None:
             continue
+        scale = default_rubrics.scale_from_json(rubric.scale)
         levels = {
-            lang: sorted((int(v), text) for v, text in texts.items()) for lang, texts in rubric.levels.items()
+            lang: [(v, texts[str(v)]) for v in scale.values if str(v) in texts]
+            for lang, texts in rubric.levels.items()
         }
-        views.append(CriterionView(criterion, rubric.label, rubric.question or {}, levels, rubric.version))
+        views.append(
+            CriterionView(criterion, rubric.label, rubric.question or {}, levels, rubric.version, scale)
+        )
     return tuple(views)
+
+
+def criterion_scales(project: Project) -> dict[str, default_rubrics.Scale]:
+    """The scale of each of the project's criteria at its rubric version (from the shared rubric cache)."""
+    return {view.key: view.scale for view in rubrics_for(project, "")}
 
 
 def _current_values(assignment: Assignment, project: Project, task: Task) -> dict[str, Any]:
@@ -256,7 +268,8 @@ def _current_values(assignment: Assignment, project: Project, task: Task) -> dic
             values["best"] = ALL_BAD if row.choice == ALL_BAD else shown_of[index_of[row.response_id]] + 1
         else:
             number = shown_of[index_of[row.response_id]] + 1
-            values.setdefault("ratings", {}).setdefault(str(number), {})[row.criterion] = row.value_int
+            rated = row.value_int if row.value_int is not None else row.choice  # points or a category
+            values.setdefault("ratings", {}).setdefault(str(number), {})[row.criterion] = rated
     return values
 
 
@@ -409,10 +422,13 @@ class ProgressReport:
 def _answer_of(rows: list[dict[str, Any]], kind: str, task: Task) -> object:
     index_of = {rid: i for i, rid in enumerate(task.response_ids)}
     if kind == Project.Kind.LIKERT:
-        ratings: dict[int, dict[str, int]] = {}
+        ratings: dict[int, dict[str, int | str]] = {}
         for row in rows:
-            if row["value_int"] is not None:
-                ratings.setdefault(index_of[row["response_id"]], {})[row["criterion"]] = row["value_int"]
+            if row["criterion"] in ("best", "comment") or row["response_id"] is None:
+                continue
+            rated = row["value_int"] if row["value_int"] is not None else row["choice"]  # points or category
+            if rated not in (None, ""):
+                ratings.setdefault(index_of[row["response_id"]], {})[row["criterion"]] = rated
         return ratings
     if kind == Project.Kind.BEST_OF_N:
         for row in rows:

@@ -13,5 +13,6 @@ from annotation.services.projects import *
 from annotation.services.questions import *
 from annotation.services.rating import *
 from annotation.services.reviews import *
+from annotation.services.rubrics import *
 from annotation.services.studies import *
 from annotation.services.translation import *

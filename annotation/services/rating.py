@@ -26,6 +26,7 @@ from annotation.domain.submission import (
     clean_submission,
 )
 from annotation.models import Annotation, Assignment, Project, Task
+from annotation.selectors.core import criterion_scales
 from annotation.services.loop import (
     BATCH_SIZE,
     AssignmentClosed,
@@ -236,6 +237,7 @@ def submission_rules(project: Project, task: Task) -> SubmissionRules:
         criteria=tuple(project.criteria) if project.kind == Project.Kind.LIKERT else (),
         best_pick=project.best_pick if project.kind == Project.Kind.LIKERT else "off",  # type: ignore[arg-type]
         allow_all_bad=project.allow_all_bad,
+        scales=criterion_scales(project) if project.kind == Project.Kind.LIKERT else {},
     )
 
 
@@ -261,7 +263,10 @@ def _rows(assignment: Assignment, values: Sequence[AnnotationValue], comment: st
                 row.response_id = response_ids[int(value.value)]
         else:
             row.response_id = response_ids[int(value.target)]  # type: ignore[arg-type]
-            row.value_int = int(value.value)
+            if isinstance(value.value, str):  # a category of a categorical criterion
+                row.choice = value.value
+            else:
+                row.value_int = int(value.value)
         rows.append(row)
     if comment:
         rows.append(

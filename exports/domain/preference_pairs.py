@@ -111,6 +111,9 @@ class PairConfig:
     the deciding criterion. A pair is kept when its margin is above ``TIE_TOLERANCE`` and at least
     ``min_margin``. ``registers`` may contain ``""`` to keep items without a register. ``turn`` restricts
     pairwise votes to one turn; by default votes on every turn (and overall votes) are pooled, one vote each.
+    ``scales`` (lowest, highest point per criterion), when given, puts each criterion's mean on 0-1 before
+    the weighted sum, so that criteria rated on different scales (1-5 and 1-7) weigh as their weights say;
+    ``chosen_score_<criterion>`` stays on the criterion's own scale.
     """
 
     strategy: Literal["scores", "best_vs_rest", "pairwise_majority"] = "scores"
@@ -123,6 +126,7 @@ class PairConfig:
     languages: Collection[str] | None = None
     registers: Collection[str] | None = None
     turn: int | None = None
+    scales: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -139,6 +143,9 @@ class PairConfig:
             raise ValueError("min_annotators must be at least 1")
         if self.min_agreement is not None and not 0.0 <= self.min_agreement <= 1.0:
             raise ValueError("min_agreement must lie in [0, 1]")
+        for criterion, (low, high) in self.scales.items():
+            if not high > low:
+                raise ValueError(f"the scale of {criterion!r} must run from a lower to a higher value")
 
     @property
     def criteria(self) -> list[str]:
@@ -533,7 +540,12 @@ def _pairs_from_scores(
     unscored = int((~complete).sum())
     scored = scored[complete]
     weights = np.array([float(config.weights[c]) for c in criteria])
-    scored = scored.assign(_score=scored[criteria].to_numpy() @ weights)
+    values = scored[criteria].to_numpy(dtype=float)
+    if config.scales:
+        low = np.array([float(config.scales.get(c, (0.0, 1.0))[0]) for c in criteria])
+        high = np.array([float(config.scales.get(c, (0.0, 1.0))[1]) for c in criteria])
+        values = (values - low) / (high - low)
+    scored = scored.assign(_score=values @ weights)
     both = scored.merge(scored, on="item_id", suffixes=("_a", "_b"))
     both = both[both["_pos_a"] < both["_pos_b"]]
     diff = (both["_score_a"] - both["_score_b"]).to_numpy()

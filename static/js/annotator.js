@@ -170,9 +170,10 @@
       state.bestMode = false;
       var best = r.querySelector("fieldset.best");
       if (best) best.classList.remove("current");
-    } else if (kind === "likert" && /^[1-5]$/.test(key)) {
+    } else if (kind === "likert" && /^[0-9]$/.test(key)) {
+      // Each value of the highlighted scale carries its key: 1-9, 0 for the tenth point or category.
       var cell = scales()[state.cell];
-      if (cell && check('fieldset.scale.current input[value="' + key + '"]')) focusCell(state.cell + 1);
+      if (cell && check('fieldset.scale.current input[data-key="' + key + '"]')) focusCell(state.cell + 1);
     } else if (kind === "likert" && (key === "j" || key === "ArrowDown")) {
       focusCell(state.cell + 1);
     } else if (kind === "likert" && (key === "k" || key === "ArrowUp")) {
