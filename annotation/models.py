@@ -112,6 +112,11 @@ class Project(models.Model):
         blank=True,
         help_text="Translation flags: thresholds and register word lists ({'register_markers': {...}}).",
     )
+    quality_settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Thresholds of the annotator quality signals (annotation.domain.quality.QualityThresholds).",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -197,6 +202,10 @@ class Membership(models.Model):
     order_offset = models.BigIntegerField(default=0)
     cursor_key = models.BigIntegerField(null=True, blank=True)
     n_served = models.PositiveIntegerField(default=0, help_text="Tasks handed out, gold included.")
+    is_simulated = models.BooleanField(
+        default=False,
+        help_text="A simulated annotator (demo data): left out of the review queue unless asked.",
+    )
     added_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -8,6 +8,8 @@ urlpatterns = [
     path("t/<str:token>/", views.task_page, name="task"),
     path("t/<str:token>/submit", views.task_submit, name="submit"),
     path("t/<str:token>/skip", views.task_skip, name="skip"),
+    path("t/<str:token>/edit", views.my_work_edit, name="my_work_edit"),
+    path("projects/<int:project_id>/mine/", views.my_work, name="my_work"),
     path("manage/", views.manage_list, name="manage_list"),
     path("manage/new/", views.manage_create, name="manage_create"),
     path("manage/<int:project_id>/", views.manage_detail, name="manage_detail"),
@@ -34,6 +36,7 @@ urlpatterns = [
     path("manage/<int:project_id>/pairs", views.manage_pairs_upload, name="manage_pairs_upload"),
     path("manage/<int:project_id>/conflicts.csv", views.manage_conflicts_csv, name="manage_conflicts_csv"),
     path("review/", views.review_list, name="review"),
+    path("review/accept", views.review_accept_many, name="review_accept_many"),
     path("review/questions/<int:project_id>/", views.review_llm_questions, name="review_llm"),
     path("review/<int:assignment_id>", views.review_submit, name="review_submit"),
 ]

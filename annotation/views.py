@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -403,19 +404,36 @@ def manage_reclaim(request: HttpRequest, project_id: int) -> HttpResponse:
 # --- reviewers ------------------------------------------------------------------------------------------
 
 
+def _queue_url(query: str) -> str:
+    url = reverse("annotation:review")
+    return f"{url}?{query}" if query else url
+
+
 @role_required(REVIEWER, PROJECT_MANAGER)
 def review_list(request: HttpRequest) -> HttpResponse:
-    project_id = request.GET.get("project")
-    project = get_object_or_404(Project, pk=project_id) if project_id and project_id.isdigit() else None
-    queue = selectors.review_queue(project=project).exclude(annotator_id=request.user.pk)[:20]
-    items = []
-    for assignment in queue:
-        if assignment.project.kind == Project.Kind.QUESTION_AUTHORING:
-            items.append((assignment, None, None, selectors.question_review_item(assignment)))
-        else:
-            view = selectors.task_view(assignment=assignment, lang=_lang())
-            items.append((assignment, view, selectors.review_answer(view.values), None))
-    return render(request, "annotation/review.html", {"items": items, "project": project})
+    """The review queue: filters, sort and paging in the query string; real annotators first, simulated
+    ones only when asked; each item as its annotator saw it, with a box to accept many at once."""
+    try:
+        filters = selectors.ReviewFilter.from_query(request.GET)
+    except selectors.ReviewFilterInvalid as exc:
+        for name, message in exc.errors.items():
+            messages.error(request, f"{name}: {message}")
+        filters = selectors.ReviewFilter()
+    flagged: dict[int, set[int]] = {}
+    if filters.flagged:
+        flagged = selectors.flagged_annotators(project_ids=[filters.project] if filters.project else None)
+    queue = selectors.review_queue_filtered(filters=filters, reviewer_id=request.user.pk, flagged=flagged)
+    page = selectors.review_page(queue, request.GET.get("page"))
+    items = selectors.review_items(list(page.object_list), lang=_lang(), flagged=flagged)
+    query = urlencode(filters.as_query())
+    context = {
+        "items": items,
+        "page": page,
+        "filters": filters,
+        "query": query,
+        "choices": selectors.review_filter_choices(filters=filters),
+    }
+    return render(request, "annotation/review.html", context)
 
 
 @role_required(REVIEWER, PROJECT_MANAGER)
@@ -433,10 +451,47 @@ def review_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
         messages.error(request, str(exc))
     else:
         messages.success(request, _("Review saved."))
-    url = reverse("annotation:review")
-    if request.POST.get("project", "").isdigit():
-        url += f"?project={request.POST['project']}"
-    return redirect(url)
+    return redirect(_queue_url(request.POST.get("query", "")))
+
+
+@role_required(REVIEWER, PROJECT_MANAGER)
+@require_POST
+def review_accept_many(request: HttpRequest) -> HttpResponse:
+    """Accept every selected item of the page, or none with the reason."""
+    raw = request.POST.getlist("selected")
+    bad = [value for value in raw if not value.isdigit()]
+    if bad:
+        messages.error(request, _("Selected item %(value)r is not an item number.") % {"value": bad[0]})
+        return redirect(_queue_url(request.POST.get("query", "")))
+    try:
+        reviews = services.reviews_accept_many(assignment_ids=[int(v) for v in raw], reviewer=request.user)
+    except services.AnnotationError as exc:
+        messages.error(request, _("Nothing was accepted: %(reason)s") % {"reason": exc})
+    else:
+        messages.success(request, _("%(n)d item(s) accepted.") % {"n": len(reviews)})
+    return redirect(_queue_url(request.POST.get("query", "")))
+
+
+@role_required(ANNOTATOR)
+def my_work(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The caller's submitted tasks in the project, each reopened in the same blinded order to change it."""
+    membership = selectors.membership_for(project_id=project_id, user=request.user)
+    if membership is None:
+        raise Http404
+    rows = selectors.my_work(user=request.user, project=membership.project)
+    return render(request, "annotation/my_work.html", {"project": membership.project, "rows": rows})
+
+
+@role_required(ANNOTATOR)
+@require_POST
+def my_work_edit(request: HttpRequest, token: str) -> HttpResponse:
+    assignment = _own(token, request)
+    try:
+        services.assignment_edit_open(token=token, user=request.user)
+    except services.AnnotationError as exc:
+        messages.error(request, str(exc))
+        return redirect("annotation:my_work", project_id=assignment.project_id)
+    return redirect("annotation:task", token=token)
 
 
 # --- translation and question jobs (project managers, reviewers) -----------------------------------------

@@ -12,6 +12,7 @@ from annotation.services.loop import *
 from annotation.services.projects import *
 from annotation.services.questions import *
 from annotation.services.rating import *
+from annotation.services.review_queue import *
 from annotation.services.reviews import *
 from annotation.services.studies import *
 from annotation.services.translation import *

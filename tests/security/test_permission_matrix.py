@@ -93,6 +93,8 @@ PAGES: dict[str, Row] = {
     "annotation:task": Row("GET", "L A N N F F F N", own_token),
     "annotation:submit": Row("POST", "L A N N F F F N", own_token),
     "annotation:skip": Row("POST", "L A N N F F F N", own_token, lambda w: {"reason": "other"}),
+    "annotation:my_work": Row("GET", "L A A N F F F N", rating),
+    "annotation:my_work_edit": Row("POST", "L A N N F F F N", own_token),
     # project management
     "annotation:manage_list": Row("GET", MANAGE),
     "annotation:manage_create": Row("GET", MANAGE),
@@ -118,6 +120,7 @@ PAGES: dict[str, Row] = {
     # review
     "annotation:review": Row("GET", REVIEW),
     "annotation:review_llm": Row("GET", REVIEW, mcq),
+    "annotation:review_accept_many": Row("POST", REVIEW, data=lambda w: {"selected": [w.peer_assignment.pk]}),
     "annotation:review_submit": Row(
         "POST", REVIEW, lambda w: {"assignment_id": w.peer_assignment.pk}, lambda w: {"verdict": "accept"}
     ),
