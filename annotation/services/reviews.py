@@ -35,6 +35,8 @@ def review_target_lock(
         raise AnnotationError("Nobody reviews their own work.")
     if assignment.status != Assignment.Status.SUBMITTED:
         raise AnnotationError("Only submitted work can be reviewed.")
+    if Review.objects.filter(assignment=assignment, round=assignment.round, reviewer_id=reviewer.pk).exists():
+        raise AnnotationError("You already reviewed this work in its current round.")
     if annotation is not None and annotation.assignment_id != assignment.pk:
         raise AnnotationError("The annotation belongs to another assignment.")
     if verdict == Review.Verdict.REJECT and not comment.strip():
