@@ -28,9 +28,11 @@ from annotation.forms import (
     GroupForm,
     MemberForm,
     ProjectCreateForm,
+    QualitySettingsForm,
     TaxonomyForm,
 )
 from annotation.models import JOB_KINDS, Assignment, FlagRecompute, Project
+from datasets_app.domain.csv_cells import SafeDictWriter
 from datasets_app.domain.questions import CHOICE_LABELS
 from datasets_app.jobs import JobRefused
 
@@ -324,6 +326,8 @@ def manage_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         "group_form": GroupForm(),
         "member_form": MemberForm(project=project),
         "is_job": project.kind in JOB_KINDS,
+        "quality": selectors.quality_report(project=project),
+        "quality_form": QualitySettingsForm(project=project),
     }
     if project.kind in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW):
         context["translation"] = selectors.translation_report(project=project, lang=_lang())
@@ -399,6 +403,33 @@ def manage_reclaim(request: HttpRequest, project_id: int) -> HttpResponse:
     n = services.leases_reclaim(project=project)
     messages.success(request, _("%(n)d expired claim(s) returned to the pool.") % {"n": n})
     return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+@require_POST
+def manage_quality_settings(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _manager_project(project_id)
+    form = QualitySettingsForm(request.POST, project=project)
+    if not form.is_valid():
+        for name, errors in form.errors.items():
+            label = form.fields[name].label if name in form.fields else name
+            messages.error(request, f"{label}: {' '.join(errors)}")
+    else:
+        services.project_quality_settings_set(project=project, settings=form.cleaned_data)
+        messages.success(request, _("Quality thresholds saved."))
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+def manage_quality_csv(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _manager_project(project_id)
+    rows = selectors.quality_rows(selectors.quality_report(project=project))
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="project-{project.pk}-quality.csv"'
+    writer = SafeDictWriter(response, fieldnames=list(selectors.QUALITY_COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({**row, "flags": ";".join(row["flags"])} for row in rows)
+    return response
 
 
 # --- reviewers ------------------------------------------------------------------------------------------

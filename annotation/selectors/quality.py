@@ -22,9 +22,28 @@ from annotation.domain.quality import (
 from annotation.models import Annotation, Assignment, Membership, Project
 from annotation.selectors.core import gold_scores
 
-__all__ = ["QualityReport", "flagged_annotators", "quality_report"]
+__all__ = ["QUALITY_COLUMNS", "QualityReport", "flagged_annotators", "quality_report", "quality_rows"]
 
 _NOT_RATINGS = ("best", "vote", "comment", "choice", "ambiguous")
+# Columns of the API rows and the CSV, in order.
+QUALITY_COLUMNS = (
+    "annotator",
+    "group",
+    "simulated",
+    "n_tasks",
+    "gold_accuracy",
+    "straight_share",
+    "spread",
+    "project_spread",
+    "spread_ratio",
+    "median_seconds",
+    "project_median_seconds",
+    "fast_share",
+    "first_share",
+    "n_position_votes",
+    "position_p",
+    "flags",
+)
 
 
 @dataclass(frozen=True)
@@ -126,3 +145,32 @@ def flagged_annotators(*, project_ids: list[int] | None = None) -> dict[int, set
     else:
         projects = projects.filter(status__in=[Project.Status.ACTIVE, Project.Status.PAUSED])
     return {project.pk: quality_report(project=project).flagged_ids for project in projects}
+
+
+def quality_rows(report: QualityReport) -> list[dict[str, Any]]:
+    """Plain rows of the report (``QUALITY_COLUMNS``) for the API and the CSV; flags joined by ``;``
+    in the CSV, a list in JSON."""
+    rows = []
+    for row in report.rows:
+        signals: QualitySignals = row["signals"]
+        rows.append(
+            {
+                "annotator": row["annotator"],
+                "group": row["group"],
+                "simulated": row["simulated"],
+                "n_tasks": signals.n_tasks,
+                "gold_accuracy": signals.gold_accuracy,
+                "straight_share": signals.straight_share,
+                "spread": signals.spread,
+                "project_spread": signals.project_spread,
+                "spread_ratio": signals.spread_ratio,
+                "median_seconds": signals.median_seconds,
+                "project_median_seconds": signals.project_median_seconds,
+                "fast_share": signals.fast_share,
+                "first_share": signals.first_share,
+                "n_position_votes": signals.n_position_votes,
+                "position_p": signals.position_p,
+                "flags": list(row["flags"]),
+            }
+        )
+    return rows

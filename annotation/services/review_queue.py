@@ -1,5 +1,6 @@
-"""Writes of the review queue and of "My work": accept many items at once, and reopen one's own submitted
-answer to change it (a new round; the old round's rows stay stored).
+"""Writes of the review queue and of "My work": accept many items at once, reopen one's own submitted
+answer to change it (a new round; the old round's rows stay stored), and the thresholds of the quality
+signals that flag annotators in the queue.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.domain.quality import QualityThresholds
 from annotation.models import Assignment, Project, Review
 from annotation.selectors.review import EDITABLE_KINDS
 from annotation.services.kinds import review_create
 from annotation.services.loop import AnnotationError, assignment_for_update, reopen
 
-__all__ = ["assignment_edit_open", "reviews_accept_many"]
+__all__ = ["assignment_edit_open", "project_quality_settings_set", "reviews_accept_many"]
 
 
 @transaction.atomic
@@ -63,3 +65,15 @@ def assignment_edit_open(*, token: str, user: AbstractBaseUser, now: datetime | 
         raise AnnotationError("This project no longer allows changes to submitted answers.")
     reopen(assignment, now=now or timezone.now())
     return assignment
+
+
+def project_quality_settings_set(*, project: Project, settings: dict[str, float | int]) -> Project:
+    """Store the quality thresholds of ``project`` (unknown names are refused, each named)."""
+    known = set(QualityThresholds().as_dict())
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise AnnotationError(f"Unknown quality setting(s): {', '.join(unknown)}.")
+    thresholds = QualityThresholds.from_mapping({**project.quality_settings, **settings})
+    project.quality_settings = thresholds.as_dict()
+    project.save(update_fields=["quality_settings"])
+    return project

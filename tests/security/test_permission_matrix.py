@@ -106,6 +106,8 @@ PAGES: dict[str, Row] = {
         "POST", MANAGE, rating, lambda w: {"user": w.users["annotator_peer"].pk}
     ),
     "annotation:manage_reclaim": Row("POST", MANAGE, rating),
+    "annotation:manage_quality_settings": Row("POST", MANAGE, rating),
+    "annotation:manage_quality_csv": Row("GET", MANAGE, rating),
     "annotation:manage_flags_recompute": Row("POST", MANAGE, translation),
     "annotation:manage_flags_progress": Row("GET", MANAGE, translation),
     "annotation:manage_flags_cancel": Row(
@@ -168,6 +170,7 @@ API: dict[str, Row] = {
     "api-project-delete": Row("DELETE", MANAGE_API, rating),
     "api-project-status": Row("POST", MANAGE_API, rating, lambda w: {"action": "pause"}),
     "api-project-progress": Row("GET", MANAGE_API, rating),
+    "api-project-quality": Row("GET", MANAGE_API, rating),
     "api-member-list": Row("GET", MANAGE_API, rating),
     "api-member-add": Row("POST", MANAGE_API, rating),
     "api-member-remove": Row("POST", MANAGE_API, rating),
