@@ -27,7 +27,9 @@ __all__ = [
     "rating_spread",
     "signal_flags",
     "speed",
+    "spread_from_moments",
     "straight_lining",
+    "straight_share",
 ]
 
 
@@ -92,9 +94,26 @@ def straight_lining(tasks: Iterable[Mapping[str, Sequence[int]]]) -> float | Non
     return flat / counted if counted else None
 
 
+def straight_share(n_tasks: int, n_flat: int) -> float | None:
+    """The share of ``straight_lining`` from its two counts (tasks that count, tasks flat on a criterion),
+    as a database aggregates them."""
+    if not 0 <= n_flat <= n_tasks:
+        raise ValueError(f"{n_flat} flat tasks out of {n_tasks}")
+    return n_flat / n_tasks if n_tasks else None
+
+
 def rating_spread(values: Sequence[float]) -> float | None:
     """Population standard deviation of ratings (``None`` below two ratings)."""
     return statistics.pstdev(values) if len(values) >= 2 else None
+
+
+def spread_from_moments(n: int, total: float, squares: float) -> float | None:
+    """Population standard deviation from the count, sum and sum of squares of the ratings (what a
+    database aggregates); equal to ``rating_spread`` of the same ratings up to rounding."""
+    if n < 2:
+        return None
+    mean = total / n
+    return math.sqrt(max(0.0, squares / n - mean * mean))
 
 
 def speed(seconds: Sequence[float], *, floor: float) -> tuple[float | None, float | None]:

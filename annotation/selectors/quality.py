@@ -1,6 +1,7 @@
 """Quality signals per annotator per project, read with a fixed number of queries whatever the number of
-annotations: the project's submitted work (one query), its counted answers (one query), gold accuracy
-(``gold_scores``) and the members. The numbers come from ``annotation.domain.quality``.
+annotations: the project's submitted work, two aggregates of its counted ratings (the votes too, for a
+pairwise project), gold accuracy (``gold_scores``) and the members. The numbers come from
+``annotation.domain.quality``.
 """
 
 from __future__ import annotations
@@ -10,14 +11,16 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
+
 from annotation.domain.quality import (
     QualitySignals,
     QualityThresholds,
     position_bias,
-    rating_spread,
     signal_flags,
     speed,
-    straight_lining,
+    spread_from_moments,
+    straight_share,
 )
 from annotation.models import Annotation, Assignment, Membership, Project
 from annotation.selectors.core import gold_scores
@@ -25,6 +28,34 @@ from annotation.selectors.core import gold_scores
 __all__ = ["QUALITY_COLUMNS", "QualityReport", "flagged_annotators", "quality_report", "quality_rows"]
 
 _NOT_RATINGS = ("best", "vote", "comment", "choice", "ambiguous")
+# One pass over the project's counted ratings, in the database: per (assignment, criterion) the lowest and
+# highest value and their number; per task whether some criterion has two or more values and whether one
+# of those is flat (lowest == highest: every response got the same value, ``domain.quality.straight_lining``);
+# per annotator the tasks that count, the flat ones, and the count, sum and sum of squares of the ratings.
+_RATING_SUMMARY_SQL = """
+SELECT annotator_id,
+       SUM(CASE WHEN rated = 1 THEN 1 ELSE 0 END),
+       SUM(CASE WHEN rated = 1 THEN flat ELSE 0 END),
+       SUM(n), SUM(total), SUM(squares)
+FROM (
+    SELECT assignment_id, annotator_id,
+           MAX(CASE WHEN n >= 2 THEN 1 ELSE 0 END) AS rated,
+           MAX(CASE WHEN n >= 2 AND lo = hi THEN 1 ELSE 0 END) AS flat,
+           SUM(n) AS n, SUM(total) AS total, SUM(squares) AS squares
+    FROM (
+        SELECT a.assignment_id, s.annotator_id, a.criterion,
+               MIN(a.value_int) AS lo, MAX(a.value_int) AS hi, COUNT(*) AS n,
+               SUM(a.value_int) AS total, SUM(a.value_int * a.value_int) AS squares
+        FROM annotation_annotation a
+        JOIN annotation_assignment s ON a.assignment_id = s.id
+        WHERE s.project_id = %s AND s.status = %s AND NOT s.is_gold AND a.round = s.round
+          AND a.value_int IS NOT NULL AND a.criterion NOT IN (%s, %s, %s, %s, %s)
+        GROUP BY a.assignment_id, s.annotator_id, a.criterion
+    ) per_criterion
+    GROUP BY assignment_id, annotator_id
+) per_task
+GROUP BY annotator_id
+"""
 # Columns of the API rows and the CSV, in order.
 QUALITY_COLUMNS = (
     "annotator",
@@ -57,48 +88,41 @@ class QualityReport:
 
 
 def quality_report(*, project: Project) -> QualityReport:
-    """Per member: the signals, the project's reference figures and the names of the flagged signals."""
+    """Per member: the signals, the project's reference figures and the names of the flagged signals.
+
+    The database does the per-row work: per (assignment, criterion) the lowest and highest rating and their
+    number (straight-lining), per annotator the count, sum and sum of squares of their ratings (spread);
+    only pairwise projects read their votes row by row (with the permutation each was shown in).
+    """
     thresholds = QualityThresholds.from_mapping(project.quality_settings)
-    work = list(
-        Assignment.objects.filter(project=project, status=Assignment.Status.SUBMITTED, is_gold=False)
-        .order_by()
-        .values_list("id", "annotator_id", "seconds_on_task", "permutation")
-    )
-    owner = {pk: annotator for pk, annotator, _, _ in work}
-    swapped = {pk for pk, _, _, permutation in work if permutation == [1, 0]}
+    work = Assignment.objects.filter(
+        project=project, status=Assignment.Status.SUBMITTED, is_gold=False
+    ).order_by()
     seconds: dict[int, list[float]] = defaultdict(list)
-    for _, annotator, secs, _ in work:
+    n_tasks: dict[int, int] = defaultdict(int)
+    for annotator, secs in work.values_list("annotator_id", "seconds_on_task").iterator(chunk_size=20_000):
+        n_tasks[annotator] += 1
         if secs is not None:
             seconds[annotator].append(secs)
-    ratings: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    counted = Annotation.objects.counted().filter(assignment__project=project).order_by()
+    straight: dict[int, tuple[int, int]] = {}
+    moments: dict[int, tuple[int, int, int]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(_RATING_SUMMARY_SQL, [project.pk, Assignment.Status.SUBMITTED, *_NOT_RATINGS])
+        for annotator, n_counted, n_flat, n, total, squares in cursor.fetchall():
+            straight[annotator] = (int(n_counted or 0), int(n_flat or 0))
+            moments[annotator] = (int(n), int(total), int(squares))
     first_votes: dict[int, list[bool]] = defaultdict(list)
-    rows = (
-        Annotation.objects.counted()
-        .filter(assignment__project=project)
-        .order_by()
-        .values_list("assignment_id", "criterion", "value_int", "choice")
-    )
-    for assignment_id, criterion, value, choice in rows.iterator(chunk_size=20_000):
-        if criterion == "vote":
-            if choice in ("A", "B"):
-                # Stored votes are canonical; the side shown first is A unless the pair was swapped.
-                first_votes[owner[assignment_id]].append((choice == "A") != (assignment_id in swapped))
-        elif value is not None and criterion not in _NOT_RATINGS:
-            ratings[assignment_id][criterion].append(value)
-    tasks_of: dict[int, list[dict[str, list[int]]]] = defaultdict(list)
-    values_of: dict[int, list[int]] = defaultdict(list)
-    for assignment_id, by_criterion in ratings.items():
-        annotator = owner[assignment_id]
-        tasks_of[annotator].append(by_criterion)
-        for values in by_criterion.values():
-            values_of[annotator].extend(values)
-    everybody = [v for values in values_of.values() for v in values]
-    project_spread = rating_spread(everybody)
+    if project.is_pairwise:
+        for annotator, choice, permutation in counted.filter(
+            criterion="vote", choice__in=["A", "B"]
+        ).values_list("assignment__annotator_id", "choice", "assignment__permutation"):
+            # Stored votes are canonical; the side shown first is A unless the pair was swapped.
+            first_votes[annotator].append((choice == "A") != (permutation == [1, 0]))
+    everybody = [sum(column) for column in zip(*moments.values(), strict=True)] if moments else [0, 0, 0]
+    project_spread = spread_from_moments(*everybody)
     all_seconds = [s for values in seconds.values() for s in values]
     project_median = statistics.median(all_seconds) if all_seconds else None
-    n_tasks: dict[int, int] = defaultdict(int)
-    for _, annotator, _, _ in work:
-        n_tasks[annotator] += 1
     gold = gold_scores(project=project)
     result = []
     for membership in (
@@ -113,8 +137,8 @@ def quality_report(*, project: Project) -> QualityReport:
         signals = QualitySignals(
             n_tasks=n_tasks.get(uid, 0),
             gold_accuracy=accuracy.mean_score if accuracy else None,
-            straight_share=straight_lining(tasks_of.get(uid, [])),
-            spread=rating_spread(values_of.get(uid, [])),
+            straight_share=straight_share(*straight.get(uid, (0, 0))),
+            spread=spread_from_moments(*moments.get(uid, (0, 0, 0))),
             project_spread=project_spread,
             median_seconds=median,
             project_median_seconds=project_median,

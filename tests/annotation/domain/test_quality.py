@@ -12,7 +12,9 @@ from annotation.domain.quality import (
     rating_spread,
     signal_flags,
     speed,
+    spread_from_moments,
     straight_lining,
+    straight_share,
 )
 
 
@@ -25,12 +27,17 @@ def test_straight_lining_counts_tasks_flat_on_any_criterion():
     ]
     assert straight_lining(tasks) == pytest.approx(2 / 3)
     assert straight_lining([{"relevance": [2]}]) is None
+    assert straight_share(3, 2) == pytest.approx(2 / 3)  # the same from the counts a database aggregates
+    assert straight_share(0, 0) is None
 
 
 def test_spread_is_the_population_standard_deviation():
     # mean 5; squared deviations 9+1+1+1+0+0+4+16 = 32; 32 / 8 = 4; sqrt = 2
     assert rating_spread([2, 4, 4, 4, 5, 5, 7, 9]) == 2.0
     assert rating_spread([3]) is None
+    # the same from what a database aggregates: n = 8, sum = 40, sum of squares = 232
+    assert spread_from_moments(8, 40, 232) == 2.0
+    assert spread_from_moments(1, 3, 9) is None
     ratio = QualitySignals(n_tasks=10, spread=0.5, project_spread=2.0).spread_ratio
     assert ratio == 0.25
 
