@@ -194,3 +194,16 @@ class QualitySettingsForm(forms.Form):
         current = QualityThresholds.from_mapping(project.quality_settings).as_dict()
         for name, value in current.items():
             self.fields[name].initial = value
+
+
+class QualificationForm(forms.Form):
+    """A qualification set before real tasks: this many gold tasks, at this mean score (0 tasks: none)."""
+
+    n_tasks = forms.IntegerField(min_value=0, max_value=1000, label=_("Qualification: gold tasks first"))
+    pass_mark = forms.FloatField(min_value=0, max_value=1, label=_("Pass mark (mean gold score)"))
+
+    def __init__(self, *args, project: Project, **kwargs):
+        super().__init__(*args, **kwargs)
+        settings = project.quality_settings or {}
+        self.fields["n_tasks"].initial = settings.get("qualification_n", 0)
+        self.fields["pass_mark"].initial = settings.get("qualification_pass", 0.8)

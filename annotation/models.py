@@ -206,6 +206,12 @@ class Membership(models.Model):
         default=False,
         help_text="A simulated annotator (demo data): left out of the review queue unless asked.",
     )
+    qualification = models.CharField(
+        max_length=10,
+        blank=True,
+        choices=[("passed", "passed"), ("failed", "failed")],
+        help_text="Outcome of the project's qualification set, once taken (empty: not yet, or none required).",
+    )
     added_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

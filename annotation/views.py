@@ -28,6 +28,7 @@ from annotation.forms import (
     GroupForm,
     MemberForm,
     ProjectCreateForm,
+    QualificationForm,
     QualitySettingsForm,
     TaxonomyForm,
 )
@@ -328,6 +329,7 @@ def manage_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         "is_job": project.kind in JOB_KINDS,
         "quality": selectors.quality_report(project=project),
         "quality_form": QualitySettingsForm(project=project),
+        "qualification_form": QualificationForm(project=project),
     }
     if project.kind in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW):
         context["translation"] = selectors.translation_report(project=project, lang=_lang())
@@ -417,6 +419,27 @@ def manage_quality_settings(request: HttpRequest, project_id: int) -> HttpRespon
     else:
         services.project_quality_settings_set(project=project, settings=form.cleaned_data)
         messages.success(request, _("Quality thresholds saved."))
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+@require_POST
+def manage_qualification(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _manager_project(project_id)
+    form = QualificationForm(request.POST, project=project)
+    if not form.is_valid():
+        for name, errors in form.errors.items():
+            label = form.fields[name].label if name in form.fields else name
+            messages.error(request, f"{label}: {' '.join(errors)}")
+        return redirect("annotation:manage_detail", project_id=project.pk)
+    try:
+        services.project_qualification_set(
+            project=project, n_tasks=form.cleaned_data["n_tasks"], pass_mark=form.cleaned_data["pass_mark"]
+        )
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("Qualification saved."))
     return redirect("annotation:manage_detail", project_id=project.pk)
 
 

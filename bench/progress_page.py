@@ -66,13 +66,19 @@ def main() -> None:
     dataset = Dataset.objects.create(name=name)
     prompts = Prompt.objects.bulk_create(
         [
-            Prompt(dataset=dataset, external_id=f"p{i}", category="analysis", language="ind", turns=[f"Soal {i}"])
+            Prompt(
+                dataset=dataset, external_id=f"p{i}", category="analysis", language="ind", turns=[f"Soal {i}"]
+            )
             for i in range(n_tasks)
         ],
         batch_size=2000,
     )
     Response.objects.bulk_create(
-        [Response(prompt=p, model_name=f"m{m}", turns=[f"Jawaban {m}"]) for p in prompts for m in range(N_MODELS)],
+        [
+            Response(prompt=p, model_name=f"m{m}", turns=[f"Jawaban {m}"])
+            for p in prompts
+            for m in range(N_MODELS)
+        ],
         batch_size=5000,
     )
     project = services.project_create(

@@ -445,13 +445,13 @@ def _answer_of(rows: list[dict[str, Any]], kind: str, task: Task) -> object:
     return votes.get(task.turn) if len(votes) == 1 else votes
 
 
-def gold_scores(*, project: Project) -> dict[Hashable, Any]:
-    """Per annotator (username) gold accuracy over submitted gold assignments."""
-    gold = list(
-        Assignment.objects.filter(
-            project=project, is_gold=True, status=Assignment.Status.SUBMITTED
-        ).select_related("task", "annotator")
-    )
+def gold_scores(*, project: Project, annotator_id: int | None = None) -> dict[Hashable, Any]:
+    """Per annotator (username) gold accuracy over submitted gold assignments (one annotator's only, when
+    ``annotator_id`` is given)."""
+    submitted = Assignment.objects.filter(project=project, is_gold=True, status=Assignment.Status.SUBMITTED)
+    if annotator_id is not None:
+        submitted = submitted.filter(annotator_id=annotator_id)
+    gold = list(submitted.select_related("task", "annotator"))
     if not gold:
         return {}
     rows_by_assignment: dict[int, list[dict[str, Any]]] = {}

@@ -10,6 +10,7 @@ here so callers may write ``from annotation import services``.
 from annotation.services.kinds import *
 from annotation.services.loop import *
 from annotation.services.projects import *
+from annotation.services.qualification import *
 from annotation.services.questions import *
 from annotation.services.rating import *
 from annotation.services.review_queue import *

@@ -74,6 +74,6 @@ def project_quality_settings_set(*, project: Project, settings: dict[str, float 
     if unknown:
         raise AnnotationError(f"Unknown quality setting(s): {', '.join(unknown)}.")
     thresholds = QualityThresholds.from_mapping({**project.quality_settings, **settings})
-    project.quality_settings = thresholds.as_dict()
+    project.quality_settings = {**project.quality_settings, **thresholds.as_dict()}
     project.save(update_fields=["quality_settings"])
     return project
