@@ -87,10 +87,11 @@ def dawid_skene(
     np.add.at(posteriors, (item_codes, answer_codes), 1.0)
     posteriors /= posteriors.sum(axis=1, keepdims=True)
     converged = False
-    iteration = 0
+    n_iterations = 0
     priors = np.full(n_classes, 1.0 / n_classes)
     confusion = np.full((n_annotators, n_classes, n_classes), 1.0 / n_classes)
-    for iteration in range(1, max_iterations + 1):
+    for _ in range(max_iterations):
+        n_iterations += 1
         priors = posteriors.mean(axis=0)
         counts = np.full((n_annotators, n_classes, n_classes), smoothing)
         # counts[j, :, l] += T[i, :] for every answer (i, j, l)
@@ -113,6 +114,6 @@ def dawid_skene(
         priors=priors,
         confusion=confusion,
         posteriors=posteriors,
-        n_iterations=iteration,
+        n_iterations=n_iterations,
         converged=converged,
     )
