@@ -22,6 +22,7 @@ from annotation.domain.quality import (
     spread_from_moments,
     straight_share,
 )
+from annotation.domain.reliability import dawid_skene
 from annotation.models import Annotation, Assignment, Membership, Project
 from annotation.selectors.core import gold_scores
 
@@ -73,6 +74,7 @@ QUALITY_COLUMNS = (
     "first_share",
     "n_position_votes",
     "position_p",
+    "reliability",
     "flags",
 )
 
@@ -123,6 +125,7 @@ def quality_report(*, project: Project) -> QualityReport:
     project_spread = spread_from_moments(*everybody)
     all_seconds = [s for values in seconds.values() for s in values]
     project_median = statistics.median(all_seconds) if all_seconds else None
+    reliability = _reliability(counted)
     gold = gold_scores(project=project)
     result = []
     for membership in (
@@ -154,10 +157,32 @@ def quality_report(*, project: Project) -> QualityReport:
                 "group": membership.group.name,
                 "simulated": membership.is_simulated,
                 "signals": signals,
+                "reliability": reliability.get(uid),
                 "flags": signal_flags(signals, thresholds),
             }
         )
     return QualityReport(thresholds=thresholds, rows=result)
+
+
+def _reliability(counted: Any) -> dict[int, float]:
+    """Dawid-Skene accuracy per annotator over the project's categorical answers (pairwise votes, best-of-N
+    picks, multiple-choice answers), one item per (task, turn); empty when fewer than two annotators."""
+    items, annotators, answers = [], [], []
+    for task_id, turn, annotator, criterion, choice, response_id in counted.filter(
+        criterion__in=["vote", "best", "choice"]
+    ).values_list(
+        "assignment__task_id", "turn", "assignment__annotator_id", "criterion", "choice", "response_id"
+    ):
+        answer = response_id if criterion == "best" and response_id is not None else choice
+        if answer in (None, ""):
+            continue
+        items.append((task_id, turn))
+        annotators.append(annotator)
+        answers.append(answer)
+    if len(set(annotators)) < 2:
+        return {}
+    fit = dawid_skene(items, annotators, answers)
+    return {int(a): accuracy for a, accuracy in fit.accuracy.items()}  # type: ignore[call-overload]
 
 
 def flagged_annotators(*, project_ids: list[int] | None = None) -> dict[int, set[int]]:
@@ -194,6 +219,7 @@ def quality_rows(report: QualityReport) -> list[dict[str, Any]]:
                 "first_share": signals.first_share,
                 "n_position_votes": signals.n_position_votes,
                 "position_p": signals.position_p,
+                "reliability": row["reliability"],
                 "flags": list(row["flags"]),
             }
         )

@@ -128,10 +128,28 @@ def test_progress_page_shows_the_signals_with_a_fixed_number_of_queries(
     url = reverse("annotation:manage_detail", args=[likert.pk])
     page = client.get(url).content.decode()
     assert page.count('data-testid="quality-row"') == 2 and "straight_lining" in page
-    with django_assert_num_queries(16) as small:
+    with django_assert_num_queries(17) as small:
         client.get(url)
     big = make_project(n_prompts=12, n_models=3, per_group=3, overlap=3)
     for user in big.annotators:
         _answer_all(big, user, {"ratings": VARIED}, [30] * 12)
     with django_assert_num_queries(len(small.captured_queries)):
         client.get(reverse("annotation:manage_detail", args=[big.pk]))
+
+
+def test_dawid_skene_reliability_beside_the_signals(make_project):
+    project = make_project(kind="pairwise", n_prompts=4, n_models=3, per_group=3, overlap=3)
+    x, y, z = project.annotators
+    for user, honest in ((x, True), (y, True), (z, False)):
+        while (assignment := services.assignment_claim(project=project, user=user)) is not None:
+            truth = "A" if assignment.task_id % 2 == 0 else "B"  # the better side alternates over the pairs
+            canonical = truth if honest else {"A": "B", "B": "A"}[truth]
+            swapped = assignment.permutation == [1, 0]
+            shown = {"A": "B", "B": "A"}[canonical] if swapped else canonical
+            services.assignment_submit(token=assignment.token, user=user, payload={"vote": shown})
+    rows = {row["user_id"]: row["reliability"] for row in selectors.quality_report(project=project).rows}
+    # 12 pairs, 6 of each class; x and y give the true side, z the other, so EM settles on the majority's
+    # classes with certainty: x's diagonal is (6 + 0.01) / (6 + 0.02) in both rows, z's 0.01 / 6.02.
+    assert rows[x.pk] == pytest.approx(6.01 / 6.02, abs=1e-3)
+    assert rows[y.pk] == pytest.approx(6.01 / 6.02, abs=1e-3)
+    assert rows[z.pk] == pytest.approx(0.01 / 6.02, abs=1e-3)
