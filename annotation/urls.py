@@ -19,6 +19,7 @@ urlpatterns = [
     path("manage/<int:project_id>/members/remove", views.manage_member_remove, name="manage_member_remove"),
     path("manage/<int:project_id>/reclaim", views.manage_reclaim, name="manage_reclaim"),
     path("manage/<int:project_id>/quality", views.manage_quality_settings, name="manage_quality_settings"),
+    path("manage/<int:project_id>/gold", views.manage_gold_import, name="manage_gold_import"),
     path("manage/<int:project_id>/qualification", views.manage_qualification, name="manage_qualification"),
     path("manage/<int:project_id>/quality.csv", views.manage_quality_csv, name="manage_quality_csv"),
     path(

@@ -444,6 +444,21 @@ def manage_qualification(request: HttpRequest, project_id: int) -> HttpResponse:
 
 
 @role_required(PROJECT_MANAGER)
+@require_POST
+def manage_gold_import(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _manager_project(project_id)
+    upload = request.FILES.get("file")
+    text = upload.read().decode("utf-8-sig", errors="replace") if upload else request.POST.get("text", "")
+    try:
+        n = services.gold_file_import(project=project, text=text)
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("%(n)d gold task(s) set.") % {"n": n})
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
 def manage_quality_csv(request: HttpRequest, project_id: int) -> HttpResponse:
     project = _manager_project(project_id)
     rows = selectors.quality_rows(selectors.quality_report(project=project))

@@ -10,12 +10,24 @@ a count and the member's n gold answers).
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from dataclasses import dataclass
 
-from annotation.models import Assignment, Membership, Project, Task
+from django.db import transaction
+
+from annotation.domain.gold import score_gold
+from annotation.models import Assignment, Membership, Project, Task, TaskSlot
 from annotation.selectors.core import gold_scores
 
-__all__ = ["QualificationStep", "project_qualification_set", "qualification_claim", "qualification_settings"]
+__all__ = [
+    "QualificationStep",
+    "gold_file_import",
+    "project_qualification_set",
+    "qualification_claim",
+    "qualification_settings",
+]
 
 FAILED = (
     "You did not reach the pass mark of this project's qualification set, so no real tasks are served to "
@@ -88,3 +100,70 @@ def qualification_claim(*, project: Project, membership: Membership, user_id: in
     membership.qualification = "passed" if passed else "failed"
     Membership.objects.filter(pk=membership.pk).update(qualification=membership.qualification)
     return QualificationStep() if passed else QualificationStep(refusal=FAILED)
+
+
+_VOTES = ("A", "B", "tie", "both_bad")
+
+
+def _gold_answer_problem(kind: str, n_responses: int, answer: object) -> str:
+    """What is wrong with a gold answer of this kind for a task of ``n_responses`` responses ('' if fine)."""
+    if kind == Project.Kind.BEST_OF_N:
+        ok = answer == "all_bad" or (isinstance(answer, int) and 0 <= answer < n_responses)
+        return "" if ok else f'a response index 0..{n_responses - 1} or "all_bad"'
+    if kind == Project.Kind.PAIRWISE:
+        votes = answer.values() if isinstance(answer, dict) else [answer]
+        return "" if votes and all(v in _VOTES for v in votes) else "a vote A, B, tie or both_bad"
+    if kind == Project.Kind.LIKERT:
+        ok = (
+            isinstance(answer, dict)
+            and answer
+            and all(
+                str(k).isdigit() and int(k) < n_responses and isinstance(v, dict) for k, v in answer.items()
+            )
+        )
+        return "" if ok else "a mapping of response index to {criterion: value}"
+    return "gold items exist only in rating jobs"
+
+
+@transaction.atomic
+def gold_file_import(*, project: Project, text: str) -> int:
+    """Mark tasks of a draft project as gold from a CSV file with the columns ``task`` (the task number
+    shown on the project page) and ``answer`` (JSON in canonical indexes: ``0`` for best-of-N,
+    ``"A"`` for pairwise, ``{"0": {"relevance": 4}}`` for likert). Every bad line is named
+    (``ValueError``) and nothing is written."""
+    if project.status != Project.Status.DRAFT:
+        raise ValueError("Gold items are chosen while the project is a draft.")
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames or {"task", "answer"} - set(reader.fieldnames):
+        raise ValueError("The gold file needs the columns task and answer.")
+    tasks = {t.pk: t for t in project.tasks.filter(is_gold=False)}
+    errors: list[str] = []
+    chosen: list[tuple[Task, object]] = []
+    for line, row in enumerate(reader, start=2):
+        raw_task, raw_answer = (row.get("task") or "").strip(), (row.get("answer") or "").strip()
+        task = tasks.get(int(raw_task)) if raw_task.isdigit() else None
+        if task is None:
+            errors.append(f"line {line}, task: {raw_task!r} is not a task of this project.")
+            continue
+        try:
+            answer = json.loads(raw_answer)
+            problem = _gold_answer_problem(project.kind, len(task.response_ids), answer)
+            if not problem:
+                score_gold(project.kind, answer, answer)
+        except (ValueError, TypeError, KeyError) as exc:
+            problem = str(exc)
+        if problem:
+            errors.append(f"line {line}, answer: {raw_answer!r} is not a {project.kind} answer ({problem}).")
+            continue
+        chosen.append((task, answer))
+    if errors:
+        raise ValueError(" ".join(errors[:20]))
+    if not chosen:
+        raise ValueError("The gold file has no lines.")
+    for task, answer in chosen:
+        task.is_gold, task.gold_answer = True, answer
+    Task.objects.bulk_update([t for t, _ in chosen], ["is_gold", "gold_answer"])
+    TaskSlot.objects.filter(task__in=[t for t, _ in chosen]).delete()
+    project.n_tasks = project.tasks.filter(is_gold=False).count()
+    project.save(update_fields=["n_tasks"])
+    return len(chosen)

@@ -109,6 +109,7 @@ PAGES: dict[str, Row] = {
     "annotation:manage_quality_settings": Row("POST", MANAGE, rating),
     "annotation:manage_quality_csv": Row("GET", MANAGE, rating),
     "annotation:manage_qualification": Row("POST", MANAGE, rating),
+    "annotation:manage_gold_import": Row("POST", MANAGE, rating),
     "annotation:manage_flags_recompute": Row("POST", MANAGE, translation),
     "annotation:manage_flags_progress": Row("GET", MANAGE, translation),
     "annotation:manage_flags_cancel": Row(

@@ -80,3 +80,22 @@ def test_the_manager_sets_the_qualification_on_the_project_page(client, make_use
     )
     detail = client.get(reverse("annotation:manage_detail", args=[gated.pk])).content.decode()
     assert 'name="n_tasks" value="2"' in detail
+
+
+def test_a_gold_file_marks_tasks_or_names_every_bad_line(client, make_user, make_project):
+    project = make_project(n_prompts=3, n_models=3, per_group=1, activate=False, kind="best_of_n")
+    first, second, third = project.tasks.order_by("id")
+    client.force_login(make_user("project_manager"))
+    url = reverse("annotation:manage_gold_import", args=[project.pk])
+    bad = f'task,answer\n{first.pk},0\n999999,1\n{second.pk},"{{""x"": 1}}"\n'
+    page = client.post(url, {"text": bad}, follow=True).content.decode()
+    assert "line 3, task: &#x27;999999&#x27; is not a task of this project." in page
+    assert "line 4, answer:" in page
+    assert not project.tasks.filter(is_gold=True).exists()  # nothing written
+    client.post(url, {"text": f'task,answer\n{first.pk},0\n{third.pk},"""all_bad"""\n'})
+    assert dict(project.tasks.filter(is_gold=True).values_list("pk", "gold_answer")) == {
+        first.pk: 0,
+        third.pk: "all_bad",
+    }
+    project.refresh_from_db()
+    assert project.n_tasks == 1
