@@ -179,6 +179,20 @@ class ProjectProgressApi(APIView):
         return Response({"project": overall, "groups": report.groups, "annotators": report.annotators})
 
 
+class ProjectQualityApi(APIView):
+    """Quality signals per annotator (gold accuracy, straight-lining, speed, position bias) with the
+    project's thresholds and the names of the flagged signals."""
+
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT}, summary="Quality signals per annotator")
+    def get(self, request, project_id: int):
+        report = selectors.quality_report(project=get_object_or_404(Project, pk=project_id))
+        return Response(
+            {"thresholds": report.thresholds.as_dict(), "annotators": selectors.quality_rows(report)}
+        )
+
+
 class MemberListApi(ListAPIView):
     permission_classes = [HasRole(PROJECT_MANAGER)]
     serializer_class = MemberSerializer

@@ -10,6 +10,7 @@ urlpatterns = [
     path("projects/<int:project_id>/delete", api.ProjectDeleteApi.as_view(), name="api-project-delete"),
     path("projects/<int:project_id>/status", api.ProjectStatusApi.as_view(), name="api-project-status"),
     path("projects/<int:project_id>/progress", api.ProjectProgressApi.as_view(), name="api-project-progress"),
+    path("projects/<int:project_id>/quality", api.ProjectQualityApi.as_view(), name="api-project-quality"),
     path("projects/<int:project_id>/members", api.MemberListApi.as_view(), name="api-member-list"),
     path("projects/<int:project_id>/members/add", api.MemberAddApi.as_view(), name="api-member-add"),
     path("projects/<int:project_id>/members/remove", api.MemberRemoveApi.as_view(), name="api-member-remove"),

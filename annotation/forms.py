@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.roles import ANNOTATOR
 from accounts.selectors import real_users
 from annotation.domain import rubrics as default_rubrics
+from annotation.domain.quality import QualityThresholds
 from annotation.models import AnnotatorGroup, Project
 from annotation.selectors.rubrics import rubric_choices
 from annotation.services.projects import SINGLE_OWNER_KINDS
@@ -472,3 +473,40 @@ class RubricForm(forms.Form):
             "levels": levels,
             "overrides": data["override_levels"],
         }
+
+
+class QualitySettingsForm(forms.Form):
+    """The thresholds of the annotator quality signals (``annotation.domain.quality.QualityThresholds``)."""
+
+    gold_accuracy_min = forms.FloatField(min_value=0, max_value=1, label=_("Gold accuracy below"))
+    straight_share_max = forms.FloatField(
+        min_value=0, max_value=1, label=_("Straight-lined tasks above (share)")
+    )
+    spread_ratio_min = forms.FloatField(min_value=0, max_value=10, label=_("Spread against the group below"))
+    speed_floor_seconds = forms.FloatField(
+        min_value=0, max_value=3600, label=_("Speed floor (seconds per task)")
+    )
+    fast_share_max = forms.FloatField(
+        min_value=0, max_value=1, label=_("Tasks under the floor above (share)")
+    )
+    position_p_max = forms.FloatField(min_value=0, max_value=1, label=_("Position bias p-value below"))
+    min_tasks = forms.IntegerField(min_value=1, max_value=10_000, label=_("Flag from this many tasks"))
+
+    def __init__(self, *args, project: Project, **kwargs):
+        super().__init__(*args, **kwargs)
+        current = QualityThresholds.from_mapping(project.quality_settings).as_dict()
+        for name, value in current.items():
+            self.fields[name].initial = value
+
+
+class QualificationForm(forms.Form):
+    """A qualification set before real tasks: this many gold tasks, at this mean score (0 tasks: none)."""
+
+    n_tasks = forms.IntegerField(min_value=0, max_value=1000, label=_("Qualification: gold tasks first"))
+    pass_mark = forms.FloatField(min_value=0, max_value=1, label=_("Pass mark (mean gold score)"))
+
+    def __init__(self, *args, project: Project, **kwargs):
+        super().__init__(*args, **kwargs)
+        settings = project.quality_settings or {}
+        self.fields["n_tasks"].initial = settings.get("qualification_n", 0)
+        self.fields["pass_mark"].initial = settings.get("qualification_pass", 0.8)

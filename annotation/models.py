@@ -129,6 +129,11 @@ class Project(models.Model):
         blank=True,
         help_text="Error categories for LLM-written questions ([{code, en, id, applies_to}]); empty: id-csqa's.",
     )
+    quality_settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Thresholds of the annotator quality signals (annotation.domain.quality.QualityThresholds).",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -214,6 +219,16 @@ class Membership(models.Model):
     order_offset = models.BigIntegerField(default=0)
     cursor_key = models.BigIntegerField(null=True, blank=True)
     n_served = models.PositiveIntegerField(default=0, help_text="Tasks handed out, gold included.")
+    is_simulated = models.BooleanField(
+        default=False,
+        help_text="A simulated annotator (demo data): left out of the review queue unless asked.",
+    )
+    qualification = models.CharField(
+        max_length=10,
+        blank=True,
+        choices=[("passed", "passed"), ("failed", "failed")],
+        help_text="Outcome of the project's qualification set, once taken (empty: not yet, or none required).",
+    )
     added_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -8,6 +8,8 @@ urlpatterns = [
     path("t/<str:token>/", views.task_page, name="task"),
     path("t/<str:token>/submit", views.task_submit, name="submit"),
     path("t/<str:token>/skip", views.task_skip, name="skip"),
+    path("t/<str:token>/edit", views.my_work_edit, name="my_work_edit"),
+    path("projects/<int:project_id>/mine/", views.my_work, name="my_work"),
     path("manage/", views.manage_list, name="manage_list"),
     path("manage/new/", views.manage_create, name="manage_create"),
     path("manage/rubrics/", views.rubric_list, name="rubric_list"),
@@ -19,6 +21,10 @@ urlpatterns = [
     path("manage/<int:project_id>/members", views.manage_member_add, name="manage_member_add"),
     path("manage/<int:project_id>/members/remove", views.manage_member_remove, name="manage_member_remove"),
     path("manage/<int:project_id>/reclaim", views.manage_reclaim, name="manage_reclaim"),
+    path("manage/<int:project_id>/quality", views.manage_quality_settings, name="manage_quality_settings"),
+    path("manage/<int:project_id>/gold", views.manage_gold_import, name="manage_gold_import"),
+    path("manage/<int:project_id>/qualification", views.manage_qualification, name="manage_qualification"),
+    path("manage/<int:project_id>/quality.csv", views.manage_quality_csv, name="manage_quality_csv"),
     path(
         "manage/<int:project_id>/flags/recompute", views.manage_flags_recompute, name="manage_flags_recompute"
     ),
@@ -38,6 +44,7 @@ urlpatterns = [
     path("manage/<int:project_id>/pairs", views.manage_pairs_upload, name="manage_pairs_upload"),
     path("manage/<int:project_id>/conflicts.csv", views.manage_conflicts_csv, name="manage_conflicts_csv"),
     path("review/", views.review_list, name="review"),
+    path("review/accept", views.review_accept_many, name="review_accept_many"),
     path("review/questions/<int:project_id>/", views.review_llm_questions, name="review_llm"),
     path("review/<int:assignment_id>", views.review_submit, name="review_submit"),
 ]

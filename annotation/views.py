@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -29,10 +30,13 @@ from annotation.forms import (
     GroupForm,
     MemberForm,
     ProjectCreateForm,
+    QualificationForm,
+    QualitySettingsForm,
     RubricForm,
     TaxonomyForm,
 )
 from annotation.models import JOB_KINDS, Assignment, FlagRecompute, Project
+from datasets_app.domain.csv_cells import SafeDictWriter
 from datasets_app.domain.questions import CHOICE_LABELS, OPTIONS, QUESTION, taxonomy_from_data
 from datasets_app.jobs import JobRefused
 
@@ -417,6 +421,9 @@ def manage_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         "group_form": GroupForm(),
         "member_form": MemberForm(project=project),
         "is_job": project.kind in JOB_KINDS,
+        "quality": selectors.quality_report(project=project),
+        "quality_form": QualitySettingsForm(project=project),
+        "qualification_form": QualificationForm(project=project),
     }
     if project.kind in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW):
         context["translation"] = selectors.translation_report(project=project, lang=_lang())
@@ -495,22 +502,102 @@ def manage_reclaim(request: HttpRequest, project_id: int) -> HttpResponse:
     return redirect("annotation:manage_detail", project_id=project.pk)
 
 
+@role_required(PROJECT_MANAGER)
+@require_POST
+def manage_quality_settings(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _manager_project(project_id)
+    form = QualitySettingsForm(request.POST, project=project)
+    if not form.is_valid():
+        for name, errors in form.errors.items():
+            label = form.fields[name].label if name in form.fields else name
+            messages.error(request, f"{label}: {' '.join(errors)}")
+    else:
+        services.project_quality_settings_set(project=project, settings=form.cleaned_data)
+        messages.success(request, _("Quality thresholds saved."))
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+@require_POST
+def manage_qualification(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _manager_project(project_id)
+    form = QualificationForm(request.POST, project=project)
+    if not form.is_valid():
+        for name, errors in form.errors.items():
+            label = form.fields[name].label if name in form.fields else name
+            messages.error(request, f"{label}: {' '.join(errors)}")
+        return redirect("annotation:manage_detail", project_id=project.pk)
+    try:
+        services.project_qualification_set(
+            project=project, n_tasks=form.cleaned_data["n_tasks"], pass_mark=form.cleaned_data["pass_mark"]
+        )
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("Qualification saved."))
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+@require_POST
+def manage_gold_import(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _manager_project(project_id)
+    upload = request.FILES.get("file")
+    text = upload.read().decode("utf-8-sig", errors="replace") if upload else request.POST.get("text", "")
+    try:
+        n = services.gold_file_import(project=project, text=text)
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("%(n)d gold task(s) set.") % {"n": n})
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+@role_required(PROJECT_MANAGER)
+def manage_quality_csv(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _manager_project(project_id)
+    rows = selectors.quality_rows(selectors.quality_report(project=project))
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="project-{project.pk}-quality.csv"'
+    writer = SafeDictWriter(response, fieldnames=list(selectors.QUALITY_COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({**row, "flags": ";".join(row["flags"])} for row in rows)
+    return response
+
+
 # --- reviewers ------------------------------------------------------------------------------------------
+
+
+def _queue_url(query: str) -> str:
+    url = reverse("annotation:review")
+    return f"{url}?{query}" if query else url
 
 
 @role_required(REVIEWER, PROJECT_MANAGER)
 def review_list(request: HttpRequest) -> HttpResponse:
-    project_id = request.GET.get("project")
-    project = get_object_or_404(Project, pk=project_id) if project_id and project_id.isdigit() else None
-    queue = selectors.review_queue(project=project).exclude(annotator_id=request.user.pk)[:20]
-    items = []
-    for assignment in queue:
-        if assignment.project.kind == Project.Kind.QUESTION_AUTHORING:
-            items.append((assignment, None, None, selectors.question_review_item(assignment)))
-        else:
-            view = selectors.task_view(assignment=assignment, lang=_lang())
-            items.append((assignment, view, selectors.review_answer(view.values), None))
-    return render(request, "annotation/review.html", {"items": items, "project": project})
+    """The review queue: filters, sort and paging in the query string; real annotators first, simulated
+    ones only when asked; each item as its annotator saw it, with a box to accept many at once."""
+    try:
+        filters = selectors.ReviewFilter.from_query(request.GET)
+    except selectors.ReviewFilterInvalid as exc:
+        for name, message in exc.errors.items():
+            messages.error(request, f"{name}: {message}")
+        filters = selectors.ReviewFilter()
+    flagged: dict[int, set[int]] = {}
+    if filters.flagged:
+        flagged = selectors.flagged_annotators(project_ids=[filters.project] if filters.project else None)
+    queue = selectors.review_queue_filtered(filters=filters, reviewer_id=request.user.pk, flagged=flagged)
+    page = selectors.review_page(queue, request.GET.get("page"))
+    items = selectors.review_items(list(page.object_list), lang=_lang(), flagged=flagged)
+    query = urlencode(filters.as_query())
+    context = {
+        "items": items,
+        "page": page,
+        "filters": filters,
+        "query": query,
+        "choices": selectors.review_filter_choices(filters=filters),
+    }
+    return render(request, "annotation/review.html", context)
 
 
 @role_required(REVIEWER, PROJECT_MANAGER)
@@ -528,10 +615,47 @@ def review_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
         messages.error(request, str(exc))
     else:
         messages.success(request, _("Review saved."))
-    url = reverse("annotation:review")
-    if request.POST.get("project", "").isdigit():
-        url += f"?project={request.POST['project']}"
-    return redirect(url)
+    return redirect(_queue_url(request.POST.get("query", "")))
+
+
+@role_required(REVIEWER, PROJECT_MANAGER)
+@require_POST
+def review_accept_many(request: HttpRequest) -> HttpResponse:
+    """Accept every selected item of the page, or none with the reason."""
+    raw = request.POST.getlist("selected")
+    bad = [value for value in raw if not value.isdigit()]
+    if bad:
+        messages.error(request, _("Selected item %(value)r is not an item number.") % {"value": bad[0]})
+        return redirect(_queue_url(request.POST.get("query", "")))
+    try:
+        reviews = services.reviews_accept_many(assignment_ids=[int(v) for v in raw], reviewer=request.user)
+    except services.AnnotationError as exc:
+        messages.error(request, _("Nothing was accepted: %(reason)s") % {"reason": exc})
+    else:
+        messages.success(request, _("%(n)d item(s) accepted.") % {"n": len(reviews)})
+    return redirect(_queue_url(request.POST.get("query", "")))
+
+
+@role_required(ANNOTATOR)
+def my_work(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The caller's submitted tasks in the project, each reopened in the same blinded order to change it."""
+    membership = selectors.membership_for(project_id=project_id, user=request.user)
+    if membership is None:
+        raise Http404
+    rows = selectors.my_work(user=request.user, project=membership.project)
+    return render(request, "annotation/my_work.html", {"project": membership.project, "rows": rows})
+
+
+@role_required(ANNOTATOR)
+@require_POST
+def my_work_edit(request: HttpRequest, token: str) -> HttpResponse:
+    assignment = _own(token, request)
+    try:
+        services.assignment_edit_open(token=token, user=request.user)
+    except services.AnnotationError as exc:
+        messages.error(request, str(exc))
+        return redirect("annotation:my_work", project_id=assignment.project_id)
+    return redirect("annotation:task", token=token)
 
 
 # --- translation and question jobs (project managers, reviewers) -----------------------------------------

@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from accounts import roles
 from annotation import services as annotation_services
-from annotation.models import Assignment, Project
+from annotation.models import Assignment, Membership, Project
 from annotation.services.questions import concept_pairs_add, concept_pairs_read
 from datasets_app.models import Dataset, Response
 from datasets_app.services import ImportResult, dataset_import
@@ -282,6 +282,7 @@ def _members(project: Project, users: dict[str, Any], groups: dict[str, Iterable
             annotation_services.project_member_add(
                 project=project, user=users[username], group=by_name[group_name]
             )
+    Membership.objects.filter(project=project, group__name=SIMULATED_GROUP).update(is_simulated=True)
 
 
 def _projects(

@@ -75,6 +75,9 @@ def _state(row: Row) -> str:
 
 
 def _seconds(row: Row) -> float | None:
+    if "seconds" in row:  # the span already computed (by the database), or None without both timestamps
+        seconds = row["seconds"]
+        return seconds if isinstance(seconds, int | float) and seconds >= 0 else None
     started, submitted = row.get("started_at"), row.get("submitted_at")
     if not isinstance(started, datetime) or not isinstance(submitted, datetime):
         return None

@@ -12,7 +12,7 @@ def existing_rubrics_five_points(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0003_flag_recompute_job_control"),
+        ("annotation", "0004_slot_open_order_with_task"),
     ]
 
     operations = [

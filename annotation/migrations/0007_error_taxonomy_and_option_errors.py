@@ -38,7 +38,7 @@ def keep_previous_taxonomy(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0003_flag_recompute_job_control"),
+        ("annotation", "0006_review_queue_and_quality_signals"),
     ]
 
     operations = [

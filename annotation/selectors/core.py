@@ -18,7 +18,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, FloatField, Func, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from annotation.domain import rubrics as default_rubrics
@@ -412,6 +412,29 @@ def project_members(*, project: Project) -> QuerySet[Membership]:
     )
 
 
+class SecondsBetween(Func):
+    """Seconds from one timestamp to another, in the database (millisecond precision): reading 10,000
+    timestamps pairs into Python datetimes costs more than the rest of the progress report."""
+
+    output_field = FloatField()
+
+    def as_sql(self, compiler, connection, **extra_context):  # PostgreSQL and others
+        return self.as_sql_template(
+            compiler,
+            connection,
+            "CAST(ROUND(CAST(EXTRACT(EPOCH FROM (%(b)s - %(a)s)) AS numeric), 3) AS double precision)",
+        )
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        return self.as_sql_template(
+            compiler, connection, "ROUND((julianday(%(b)s) - julianday(%(a)s)) * 86400.0, 3)"
+        )
+
+    def as_sql_template(self, compiler, connection, template):
+        (a_sql, a_params), (b_sql, b_params) = (compiler.compile(e) for e in self.get_source_expressions())
+        return template % {"a": a_sql, "b": b_sql}, [*a_params, *b_params]
+
+
 @dataclass(frozen=True)
 class ProgressReport:
     project: Any
@@ -439,13 +462,13 @@ def _answer_of(rows: list[dict[str, Any]], kind: str, task: Task) -> object:
     return votes.get(task.turn) if len(votes) == 1 else votes
 
 
-def gold_scores(*, project: Project) -> dict[Hashable, Any]:
-    """Per annotator (username) gold accuracy over submitted gold assignments."""
-    gold = list(
-        Assignment.objects.filter(
-            project=project, is_gold=True, status=Assignment.Status.SUBMITTED
-        ).select_related("task", "annotator")
-    )
+def gold_scores(*, project: Project, annotator_id: int | None = None) -> dict[Hashable, Any]:
+    """Per annotator (username) gold accuracy over submitted gold assignments (one annotator's only, when
+    ``annotator_id`` is given)."""
+    submitted = Assignment.objects.filter(project=project, is_gold=True, status=Assignment.Status.SUBMITTED)
+    if annotator_id is not None:
+        submitted = submitted.filter(annotator_id=annotator_id)
+    gold = list(submitted.select_related("task", "annotator"))
     if not gold:
         return {}
     rows_by_assignment: dict[int, list[dict[str, Any]]] = {}
@@ -467,16 +490,15 @@ def gold_scores(*, project: Project) -> dict[Hashable, Any]:
 def progress_report(*, project: Project) -> ProgressReport:
     """Per annotator and per group: done, skipped, expired, in progress, median seconds, gold accuracy."""
     rows = list(
-        Assignment.objects.filter(project=project).values(
-            "task_id", "status", "started_at", "submitted_at", "is_gold", "annotator__username", "group__name"
-        )
+        Assignment.objects.filter(project=project)
+        .annotate(seconds=SecondsBetween("started_at", "submitted_at"))
+        .values("task_id", "status", "seconds", "is_gold", "annotator__username", "group__name")
     )
     plain = [
         {
             "task": r["task_id"],
             "status": r["status"],
-            "started_at": r["started_at"],
-            "submitted_at": r["submitted_at"],
+            "seconds": r["seconds"],
             "gold": r["is_gold"],
             "annotator": r["annotator__username"],
             "group": r["group__name"],

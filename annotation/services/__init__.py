@@ -10,8 +10,10 @@ here so callers may write ``from annotation import services``.
 from annotation.services.kinds import *
 from annotation.services.loop import *
 from annotation.services.projects import *
+from annotation.services.qualification import *
 from annotation.services.questions import *
 from annotation.services.rating import *
+from annotation.services.review_queue import *
 from annotation.services.reviews import *
 from annotation.services.rubrics import *
 from annotation.services.studies import *

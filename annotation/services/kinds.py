@@ -50,7 +50,7 @@ from annotation.services.rating import (
     rating_submit,
     rating_tasks_create,
 )
-from annotation.services.reviews import review_store, review_target_lock, reviews_not_taken
+from annotation.services.reviews import review_store, review_target_lock
 from annotation.services.translation import (
     translation_claim_filter,
     translation_review_claim_filter,
@@ -91,6 +91,9 @@ class KindHandler:
     submit: Callable[..., SubmitResult]
     review_check: Callable[[Assignment], None] = _no_review_check
     after_review: Callable[..., object] = _nothing_after_review
+    # Translation work is sent back through its translation review job, which owns the unit's rounds; the
+    # review queue may accept it (a checked mark) but not reject it.
+    reject_allowed: bool = True
 
 
 _RATING = KindHandler(
@@ -109,14 +112,14 @@ KIND_HANDLERS: dict[str, KindHandler] = {
         tasks_create=translation_tasks_create,
         claim_filter=translation_claim_filter,
         submit=translation_submit,
-        review_check=reviews_not_taken,
+        reject_allowed=False,
     ),
     Project.Kind.TRANSLATION_REVIEW: KindHandler(
         validate=job_project_validate,
         tasks_create=translation_tasks_create,
         claim_filter=translation_review_claim_filter,
         submit=translation_review_submit,
-        review_check=reviews_not_taken,
+        reject_allowed=False,
     ),
     Project.Kind.QUESTION_AUTHORING: KindHandler(
         validate=job_project_validate,
@@ -131,7 +134,6 @@ KIND_HANDLERS: dict[str, KindHandler] = {
         tasks_create=mcq_tasks_create,
         claim_filter=mcq_claim_filter,
         submit=mcq_submit,
-        review_check=reviews_not_taken,
     ),
 }
 
@@ -385,6 +387,10 @@ def review_create(
         assignment=assignment, reviewer=reviewer, verdict=verdict, comment=comment, annotation=annotation
     )
     handler = KIND_HANDLERS[assignment.project.kind]
+    if verdict == Review.Verdict.REJECT and not handler.reject_allowed:
+        raise AnnotationError(
+            "Translations and translation reviews are sent back in the translation review job, not here."
+        )
     handler.review_check(assignment)
     review = review_store(
         assignment=assignment, reviewer=reviewer, verdict=verdict, comment=comment, annotation=annotation

@@ -36,6 +36,7 @@ from annotation.models import (
     TaskSlot,
 )
 from annotation.services import loop_sql
+from annotation.services.qualification import qualification_claim
 
 __all__ = [
     "BATCH_SIZE",
@@ -47,6 +48,7 @@ __all__ = [
     "NotAMember",
     "ProjectInvalid",
     "ProjectNotOpen",
+    "QualificationRefused",
     "SubmissionInvalid",
     "SubmitResult",
     "answer_object",
@@ -87,6 +89,10 @@ class NotAMember(AnnotationError):
 
 class ProjectNotOpen(AnnotationError):
     pass
+
+
+class QualificationRefused(AnnotationError):
+    """The project's qualification gate serves the caller no real task."""
 
 
 class AssignmentClosed(AnnotationError):
@@ -324,6 +330,17 @@ def assignment_claim_filtered(
         if own is not None:
             own.progress_done = state.done
             return own
+    # A real task is about to be claimed: the qualification gate first (no query once passed).
+    step = qualification_claim(project=project, membership=membership, user_id=user.pk)
+    if step.refusal:
+        raise QualificationRefused(step.refusal)
+    if step.task is not None:
+        assignment = _assignment_new(
+            project=project, task=step.task, membership=membership, user_id=user.pk, now=now, slot=None
+        )
+        Membership.objects.filter(pk=membership.pk).update(n_served=F("n_served") + 1)
+        assignment.progress_done = state.done
+        return assignment
     if project.gold_rate > 0 and is_gold_slot(project.seed, user.pk, membership.n_served, project.gold_rate):
         gold = _next_gold_task(project, user.pk)
         if gold is not None:

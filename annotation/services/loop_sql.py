@@ -91,6 +91,7 @@ _MEMBERSHIP_FIELDS = (
     "order_offset",
     "cursor_key",
     "n_served",
+    "qualification",
 )
 
 

@@ -1,8 +1,8 @@
 """Reviews of submitted work, the parts every job kind shares: who may review what, and the ``Review`` row.
 
 ``kinds.review_create`` runs these steps around the kind's own check and follow-up (question authoring
-records the verdict on the question's round; translation and answering jobs take no reviews here) and
-reopens rejected work for its annotator.
+records the verdict on the question's round; translation work may be accepted here but is sent back in
+its translation review job) and reopens rejected work for its annotator.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from annotation.models import Annotation, Assignment, Review
 from annotation.services.loop import AnnotationError
 
-__all__ = ["review_store", "review_target_lock", "reviews_not_taken"]
+__all__ = ["review_store", "review_target_lock"]
 
 
 def review_target_lock(
@@ -35,18 +35,13 @@ def review_target_lock(
         raise AnnotationError("Nobody reviews their own work.")
     if assignment.status != Assignment.Status.SUBMITTED:
         raise AnnotationError("Only submitted work can be reviewed.")
+    if Review.objects.filter(assignment=assignment, round=assignment.round, reviewer_id=reviewer.pk).exists():
+        raise AnnotationError("You already reviewed this work in its current round.")
     if annotation is not None and annotation.assignment_id != assignment.pk:
         raise AnnotationError("The annotation belongs to another assignment.")
     if verdict == Review.Verdict.REJECT and not comment.strip():
         raise AnnotationError("Say what to fix when you reject.")
     return assignment
-
-
-def reviews_not_taken(assignment: Assignment) -> None:
-    """The review check of the translation and answering jobs: they take no reviews here."""
-    raise AnnotationError(
-        "Translations are reviewed in a translation review project; answers are not reviewed."
-    )
 
 
 def review_store(

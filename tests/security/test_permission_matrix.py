@@ -126,6 +126,8 @@ PAGES: dict[str, Row] = {
     "annotation:task": Row("GET", "L A N N F F F N", own_token),
     "annotation:submit": Row("POST", "L A N N F F F N", own_token),
     "annotation:skip": Row("POST", "L A N N F F F N", own_token, lambda w: {"reason": "other"}),
+    "annotation:my_work": Row("GET", "L A A N F F F N", rating),
+    "annotation:my_work_edit": Row("POST", "L A N N F F F N", own_token),
     # project management
     "annotation:manage_list": Row("GET", MANAGE),
     "annotation:manage_create": Row("GET", MANAGE),
@@ -137,6 +139,10 @@ PAGES: dict[str, Row] = {
         "POST", MANAGE, rating, lambda w: {"user": w.users["annotator_peer"].pk}
     ),
     "annotation:manage_reclaim": Row("POST", MANAGE, rating),
+    "annotation:manage_quality_settings": Row("POST", MANAGE, rating),
+    "annotation:manage_quality_csv": Row("GET", MANAGE, rating),
+    "annotation:manage_qualification": Row("POST", MANAGE, rating),
+    "annotation:manage_gold_import": Row("POST", MANAGE, rating),
     "annotation:manage_flags_recompute": Row("POST", MANAGE, translation),
     "annotation:manage_flags_progress": Row("GET", MANAGE, translation),
     "annotation:manage_flags_cancel": Row(
@@ -154,6 +160,7 @@ PAGES: dict[str, Row] = {
     # review
     "annotation:review": Row("GET", REVIEW),
     "annotation:review_llm": Row("GET", REVIEW, mcq),
+    "annotation:review_accept_many": Row("POST", REVIEW, data=lambda w: {"selected": [w.peer_assignment.pk]}),
     "annotation:review_submit": Row(
         "POST", REVIEW, lambda w: {"assignment_id": w.peer_assignment.pk}, lambda w: {"verdict": "accept"}
     ),
@@ -205,6 +212,7 @@ API: dict[str, Row] = {
     "api-project-delete": Row("DELETE", MANAGE_API, rating),
     "api-project-status": Row("POST", MANAGE_API, rating, lambda w: {"action": "pause"}),
     "api-project-progress": Row("GET", MANAGE_API, rating),
+    "api-project-quality": Row("GET", MANAGE_API, rating),
     "api-member-list": Row("GET", MANAGE_API, rating),
     "api-member-add": Row("POST", MANAGE_API, rating),
     "api-member-remove": Row("POST", MANAGE_API, rating),

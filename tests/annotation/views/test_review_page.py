@@ -89,7 +89,7 @@ def queue(make_project, make_user, job_project):
     services.assignment_submit(token=work.token, user=author, payload=override)
     rated["question-authoring"] = work
 
-    # Translation, translation review and answering are reviewed in their own jobs, not in this queue.
+    # Translation, translation review and answering work reaches the same queue.
     translator, checker, answerer = make_user("annotator"), make_user("annotator"), make_user("annotator")
     dataset = build_translation_dataset(n_units=1)
     translate = job_project(kind="translation", dataset=dataset, members=[translator])
@@ -133,12 +133,15 @@ def test_every_answer_shape_shows_on_its_projects_queue(client, make_user, queue
             "likert": ["relevance 4, fluency 4"],
             "likert-comment": [
                 "relevance 2, fluency 2",
-                "<dt>Best</dt><dd>#2</dd>",
+                'Response 2 <span class="badge" data-testid="best">Best</span>',
                 "respons 2 paling jelas",
             ],
             "likert-all-bad-comment": ["relevance 1", "<dd>All bad</dd>", "Komentar likert: semuanya buruk."],
-            "best-of-n": ["<dt>Best</dt><dd>#3</dd>"],
-            "best-of-n-comment": ["<dt>Best</dt><dd>#1</dd>", "Komentar terbaik: yang pertama."],
+            "best-of-n": ['Response 3 <span class="badge" data-testid="best">Best</span>'],
+            "best-of-n-comment": [
+                'Response 1 <span class="badge" data-testid="best">Best</span>',
+                "Komentar terbaik: yang pertama.",
+            ],
             "best-of-n-all-bad": ["<dd>All bad</dd>"],
             "best-of-n-all-bad-comment": ["<dd>All bad</dd>", "Komentar terbaik: tidak ada yang benar."],
             "pairwise": ["<dt>Vote</dt><dd>A</dd>"],
@@ -156,17 +159,22 @@ def test_every_answer_shape_shows_on_its_projects_queue(client, make_user, queue
             assert "<dt>Comment</dt>" not in item, name
 
 
-def test_the_whole_queue_shows_all_rating_and_authoring_work_and_nothing_reviewed_elsewhere(
-    client, make_user, queue
-):
+def test_the_whole_queue_shows_work_of_every_kind(client, make_user, queue):
     rated, elsewhere = queue
     client.force_login(make_user("reviewer"))
     response = client.get(reverse("annotation:review"))
     assert response.status_code == 200
-    page = response.content.decode()
-    items = _items(page)
-    assert len(items) == len(rated)
-    for assignment in rated.values():
+    page = html.unescape(response.content.decode())
+    submitted = [a for a in elsewhere if Assignment.objects.get(pk=a.pk).status == "submitted"]
+    # The translator's work went back to them with the review's rejection; the review and the answer wait.
+    assert [a.project.kind for a in submitted] == ["translation_review", "mcq_answer"]
+    assert len(_items(page)) == len(rated) + len(submitted)
+    for assignment in [*rated.values(), *submitted]:
         assert reverse("annotation:review_submit", args=[assignment.pk]) in page
-    for assignment in elsewhere:
-        assert reverse("annotation:review_submit", args=[assignment.pk]) not in page
+    check, answer = submitted
+    item = next(i for i in _items(page) if reverse("annotation:review_submit", args=[check.pk]) in i)
+    assert "<dd>reject</dd>" in item and "Terjemahan kaku." in item and "fluency" in item
+    assert "Translations are sent back in their translation review job." in item
+    item = next(i for i in _items(page) if reverse("annotation:review_submit", args=[answer.pk]) in i)
+    assert re.search(r"<strong>B\.</strong>[^<]*<span class=\"badge\" data-testid=\"answer-choice\">", item)
+    assert "Dua jawaban bisa benar." in item and "<dt>Ambiguous</dt>" in item
