@@ -137,6 +137,14 @@ def create_project(page):
         box.uncheck()
     page.check("input[name=criteria][value=helpfulness]")
     page.check("input[name=criteria][value=safe]")
+    # The preview is the annotator's card: responses by position, the designed scales, no model name.
+    preview = page.get_by_test_id("task-preview")
+    preview.locator("input[name=r-1-safe]").first.wait_for()
+    assert preview.locator("input[name=r-1-helpfulness]").count() == 7
+    assert preview.locator("input[name=r-2-safe]").count() == 2
+    assert preview.locator("input[name^=r-1-relevance]").count() == 0
+    assert preview.locator(".response-card h3").all_inner_texts() == ["Response 1", "Response 2"]
+    assert "Yes" in preview.inner_text() and not any(m in preview.inner_html() for m in MODELS)
     page.select_option("#id_best_pick", "off")
     page.fill("#id_overlap", "2")
     page.fill("#id_groups", "Jawa, Sunda")
