@@ -341,7 +341,9 @@ class RubricForm(forms.Form):
     ROWS = default_rubrics.MAX_POINTS
 
     criterion = forms.CharField(
-        max_length=40, help_text=_("Stored name: lower-case letters and '_', e.g. helpfulness.")
+        max_length=40,
+        label=_("Criterion"),
+        help_text=_("Stored name: lower-case letters and '_', e.g. helpfulness."),
     )
     label_id = forms.CharField(max_length=100, label=_("Label (Indonesian)"))
     label_en = forms.CharField(max_length=100, label=_("Label (English)"))
