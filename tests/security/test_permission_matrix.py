@@ -131,6 +131,9 @@ PAGES: dict[str, Row] = {
     # project management
     "annotation:manage_list": Row("GET", MANAGE),
     "annotation:manage_create": Row("GET", MANAGE),
+    "annotation:rubric_list": Row("GET", MANAGE),
+    "annotation:rubric_create": Row("GET", MANAGE),
+    "annotation:rubric_edit": Row("GET", MANAGE, lambda w: {"criterion": "relevance"}),
     "annotation:manage_detail": Row("GET", MANAGE, rating),
     "annotation:manage_status": Row("POST", MANAGE, rating, lambda w: {"action": "pause"}),
     "annotation:manage_group_add": Row("POST", MANAGE, rating, lambda w: {"name": "G9"}),
