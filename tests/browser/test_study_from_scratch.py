@@ -247,8 +247,11 @@ def test_a_study_from_an_empty_database(new_page, login, queued, tmp_path, probl
         if username == "bagus":
             text = page.inner_text("#task-form")
             assert "Kebermanfaatan" in text and "Aman" in text and "Sangat membantu" in text
-            assert "Helpfulness" not in text
+            assert "Helpfulness" not in text and "Respons 1" in text
         assert rate_everything(page, answers[username])  # nothing left
+        listed = page.request.get("/api/v1/projects/")  # what a script of theirs reads, blinded too
+        assert listed.ok and "Studi peribahasa" in listed.text()
+        assert not any(model in listed.text() for model in MODELS)
         assert Annotation.objects.filter(assignment__annotator__username=username).count() == 12
 
     def matrix(criterion, field, codes=None):
