@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -25,6 +26,7 @@ def test_manager_sees_alpha_values_and_chart_containers(role_client, likert):  #
     html = response.content.decode()
     assert 'data-table="alpha-alpha"' in html
     assert "0.866" in html  # relevance: 71/82 = 0.8659
+    assert re.search(r"computed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", html)  # a date and a time, not ISO
     assert 'data-chart="alpha"' in html and 'id="analytics-data"' in html
     assert "vendor/vega/vega-lite.min.js" in html
     assert "hx-trigger" not in html  # ready: nothing to poll
