@@ -7,11 +7,12 @@ from django.contrib.auth.models import Group
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import language_code
+from accounts.roles import role_label
 
 
 class GroupChoiceField(forms.ModelMultipleChoiceField):
     def label_from_instance(self, obj: Group) -> str:
-        return obj.name
+        return role_label(obj.name)
 
 
 class PersonCreateForm(forms.Form):

@@ -2,11 +2,19 @@
 
 from collections.abc import Iterable
 
+from django.utils.translation import gettext_lazy as _
+
 ANNOTATOR = "annotator"
 REVIEWER = "reviewer"
 PROJECT_MANAGER = "project_manager"
 RESEARCHER = "researcher"
 ALL_ROLES = (ANNOTATOR, REVIEWER, PROJECT_MANAGER, RESEARCHER)
+ROLE_LABELS = {
+    ANNOTATOR: _("Annotator"),
+    REVIEWER: _("Reviewer"),
+    PROJECT_MANAGER: _("Project manager"),
+    RESEARCHER: _("Researcher"),
+}
 
 # A simulated annotator (the demo's stand-ins for people) carries this last name and cannot log in; exports
 # find them by it and declare their answers as simulated.
@@ -14,6 +22,11 @@ SIMULATED_LAST_NAME = "(demo data)"
 
 # Who may look at datasets (model names included): never plain annotators.
 DATA_ROLES = (PROJECT_MANAGER, RESEARCHER)
+
+
+def role_label(name: str) -> str:
+    """The role's name for people (translated); any other group keeps its own name."""
+    return str(ROLE_LABELS.get(name, name))
 
 
 def user_roles(user) -> set[str]:

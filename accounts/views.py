@@ -21,7 +21,7 @@ from accounts import selectors, services
 from accounts.authentication import token_expires_at
 from accounts.forms import PeopleSearchForm, PersonCreateForm
 from accounts.permissions import role_required
-from accounts.roles import PROJECT_MANAGER
+from accounts.roles import PROJECT_MANAGER, role_label
 
 
 class LoginView(auth_views.LoginView):
@@ -74,7 +74,10 @@ def people(request: HttpRequest) -> HttpResponse:
                     % {"username": person.get_username(), "email": person.email},
                 )
             return redirect("accounts:people")
-    context = {"people": selectors.people_list(query=query), "form": form, "search": search, "query": query}
+    found = list(selectors.people_list(query=query))
+    for person in found:
+        person.role_labels = [role_label(group.name) for group in person.groups.all()]
+    context = {"people": found, "form": form, "search": search, "query": query}
     return render(request, "accounts/people.html", context)
 
 

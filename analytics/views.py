@@ -14,12 +14,13 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadReque
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from accounts.permissions import role_required
 from accounts.roles import PROJECT_MANAGER, RESEARCHER
 from analytics import services
-from analytics.domain.agreement import LEVELS
+from analytics.domain.agreement import LEVELS, NO_EXPECTED_DISAGREEMENT, NO_PAIRABLE_UNIT, NO_VARIATION
 from analytics.downloads import csv_response
 from annotation.models import Project
 from datasets_app.jobs import JobRefused
@@ -42,11 +43,21 @@ def _level(request: HttpRequest) -> str | None:
     return level if level in LEVELS else None
 
 
+# Why an alpha is undefined, as the page says it (the CSV and the API keep the domain's words).
+_REASONS = {
+    NO_PAIRABLE_UNIT: gettext_lazy("no pairable unit"),
+    NO_VARIATION: gettext_lazy("no variation"),
+    NO_EXPECTED_DISAGREEMENT: gettext_lazy("no expected disagreement"),
+}
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
         return f"{value:.3f}"
+    if isinstance(value, str) and value in _REASONS:
+        return str(_REASONS[value])
     return str(value)
 
 

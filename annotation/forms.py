@@ -156,14 +156,17 @@ class ProjectCreateForm(forms.Form):
         for name in [n for n in self.fields if n not in wanted]:
             del self.fields[name]
         self.fields["dataset"].queryset = Dataset.objects.filter(kind=KIND_DATASETS[kind]).order_by("name")
-        # Choosing a dataset shows its counts and one of its tasks (htmx; without it, a "show" button).
-        self.fields["dataset"].widget.attrs.update(
-            {
-                "hx-get": f"{reverse('annotation:manage_create')}?kind={kind}",
-                "hx-target": "#dataset-summary",
-                "hx-trigger": "change",
-            }
-        )
+        # Choosing a dataset shows its counts and one of its tasks with the criteria ticked; ticking another
+        # criterion shows it again (htmx; without it, a "show" button).
+        refresh = {
+            "hx-get": f"{reverse('annotation:manage_create')}?kind={kind}",
+            "hx-target": "#dataset-summary",
+            "hx-trigger": "change",
+            "hx-include": "[name=dataset], [name=criteria]",
+        }
+        self.fields["dataset"].widget.attrs.update(refresh)
+        if "criteria" in self.fields:
+            self.fields["criteria"].widget.attrs.update(refresh)
         if kind == Project.Kind.QUESTION_AUTHORING:
             self.fields["dataset"].empty_label = _("(a new dataset for the questions written)")
 
@@ -338,8 +341,8 @@ class RubricForm(forms.Form):
     ROWS = default_rubrics.MAX_POINTS
 
     criterion = forms.CharField(
-        label=_("Criterion"),
         max_length=40,
+        label=_("Criterion"),
         help_text=_("Stored name: lower-case letters and '_', e.g. helpfulness."),
     )
     label_id = forms.CharField(max_length=100, label=_("Label (Indonesian)"))

@@ -128,16 +128,15 @@ def _scale_choices(criterion: selectors.CriterionView) -> list[dict[str, Any]]:
     ]
 
 
-def _task_context(
-    assignment: Assignment, errors: dict | None = None, posted: dict | None = None
-) -> dict[str, Any]:
-    view = selectors.task_view(assignment=assignment, lang=_lang())
-    if isinstance(view, selectors.JobTaskView):
-        return _job_context(view, errors, posted)
-    values = posted if posted is not None else view.values
-    ratings = values.get("ratings") or {}
-    response_rows = []
-    for response in view.responses:
+def _response_rows(
+    responses: list[selectors.ShownResponse],
+    criteria: list[selectors.CriterionView],
+    ratings: dict[str, Any],
+    errors: dict | None = None,
+) -> list[dict[str, Any]]:
+    """Each shown response with one scale per criterion (the task page's cards, and the preview's)."""
+    rows = []
+    for response in responses:
         given = ratings.get(str(response.number)) or {}
         cells = [
             {
@@ -148,15 +147,25 @@ def _task_context(
                 "scale_kind": criterion.scale.kind,
                 "error": (errors or {}).get(f"ratings.{response.number}.{criterion.key}"),
             }
-            for criterion in view.criteria
+            for criterion in criteria
         ]
-        response_rows.append({"response": response, "cells": cells})
+        rows.append({"response": response, "cells": cells})
+    return rows
+
+
+def _task_context(
+    assignment: Assignment, errors: dict | None = None, posted: dict | None = None
+) -> dict[str, Any]:
+    view = selectors.task_view(assignment=assignment, lang=_lang())
+    if isinstance(view, selectors.JobTaskView):
+        return _job_context(view, errors, posted)
+    values = posted if posted is not None else view.values
     return {
         "task": view,
         "values": values,
         "selected_best": str(values.get("best", "")),
         "selected_vote": str(values.get("vote", "")),
-        "response_rows": response_rows,
+        "response_rows": _response_rows(view.responses, view.criteria, values.get("ratings") or {}, errors),
         "errors": _error_list(view, errors or {}),
         "skip_reasons": [(key, _(text)) for key, text in SKIP_REASONS],
         "lang": _lang(),
@@ -384,7 +393,10 @@ def manage_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = ProjectCreateForm(request.POST, kind=kind)
     else:
-        form = ProjectCreateForm(initial={"dataset": request.GET.get("dataset")}, kind=kind)
+        initial = {"dataset": request.GET.get("dataset")}
+        if "criteria" in request.GET:  # the preview asks again with the criteria ticked
+            initial["criteria"] = request.GET.getlist("criteria")
+        form = ProjectCreateForm(initial=initial, kind=kind)
     if request.method == "POST" and form.is_valid():
         try:
             project = services.project_create(created_by=request.user, **form.service_kwargs())
@@ -405,7 +417,13 @@ def manage_create(request: HttpRequest) -> HttpResponse:
     )
     if dataset is not None:
         context["summary"] = selectors.dataset_summary(dataset=dataset)
-        context["preview"] = selectors.task_preview(dataset=dataset, kind=kind, lang=_lang())
+        services.rubric_defaults_ensure()  # the default criteria's scales, before any rubric was opened
+        criteria = form["criteria"].value() if "criteria" in form.fields else []
+        preview = selectors.task_preview(dataset=dataset, kind=kind, lang=_lang(), criteria=criteria or [])
+        if preview and "responses" in preview:
+            context["response_rows"] = _response_rows(preview["responses"], preview["criteria"], {})
+        context["preview"] = preview
+        context["lang"] = _lang()
     template = "annotation/manage_create.html#dataset" if request.htmx else "annotation/manage_create.html"
     return render(request, template, context)
 

@@ -1,18 +1,23 @@
 """Reads of the new-project page: what a dataset holds, and one task of it as an annotator would see it
-(responses labelled by position only: never a model name or a response id)."""
+(responses labelled by position only: never a model name or a response id; the chosen criteria on their
+designed scales, as the task page shows them)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from statistics import mean
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, Max
 
-from annotation.domain import rubrics as default_rubrics
+from annotation.domain.blinding import shown_labels
+from annotation.models import Project, Rubric
+from annotation.selectors.core import CriterionView, ShownResponse, rubrics_for
 from datasets_app.models import Dataset
 
-__all__ = ["DatasetSummary", "dataset_summary", "task_preview"]
+__all__ = ["DatasetSummary", "dataset_summary", "preview_criteria", "task_preview"]
 
 
 @dataclass(frozen=True)
@@ -58,8 +63,24 @@ def dataset_summary(*, dataset: Dataset) -> DatasetSummary:
     )
 
 
-def task_preview(*, dataset: Dataset, kind: str, lang: str) -> dict[str, Any] | None:
-    """The first item of ``dataset`` shaped as the annotator's screen of a ``kind`` project shows it."""
+def preview_criteria(*, criteria: Sequence[str], category: str) -> list[CriterionView]:
+    """``criteria`` (those with a rubric) at their newest rubric version, worded for ``category``: what a
+    project created now would show on its task page."""
+    latest = dict(
+        Rubric.objects.filter(criterion__in=list(criteria), category="")
+        .values_list("criterion")
+        .annotate(version=Max("version"))
+        .order_by()
+    )
+    draft = Project(criteria=[c for c in criteria if c in latest], rubric_versions=latest)
+    return rubrics_for(draft, category)
+
+
+def task_preview(
+    *, dataset: Dataset, kind: str, lang: str, criteria: Sequence[str] = ()
+) -> dict[str, Any] | None:
+    """The first item of ``dataset`` shaped as the annotator's screen of a ``kind`` project shows it; a
+    likert project's ``criteria`` with their scales."""
     if dataset.kind == Dataset.Kind.TRANSLATIONS:
         unit = dataset.translation_units.order_by("id").first()
         if unit is None:
@@ -79,22 +100,28 @@ def task_preview(*, dataset: Dataset, kind: str, lang: str) -> dict[str, Any] | 
     if prompt is None:
         return None
     responses = sorted(prompt.responses.all(), key=lambda r: r.pk)
-    if kind == "pairwise":
+    pairwise = kind == Project.Kind.PAIRWISE
+    if pairwise:
         responses = responses[:2]
-        labels = ["A", "B"]
-    else:
-        labels = [str(i) for i in range(1, len(responses) + 1)]
-    criteria = (
-        [default_rubrics.CRITERION_LABELS[c].get(lang, c) for c in default_rubrics.CRITERIA]
-        if kind == "likert"
-        else []
+    labels = shown_labels(len(responses), "id" if lang.startswith("id") else "en", pairwise=pairwise)
+    views = (
+        preview_criteria(criteria=criteria, category=prompt.category) if kind == Project.Kind.LIKERT else []
     )
+    aligned = []
+    if pairwise and len(responses) == 2:
+        replies = zip_longest(prompt.turns, responses[0].turns, responses[1].turns, fillvalue="")
+        aligned = [
+            {"number": n, "user": user, "a": a, "b": b, "judged": False}
+            for n, (user, a, b) in enumerate(replies, start=1)
+        ]
     return {
         "turns": list(prompt.turns),
+        "aligned": aligned,
         "responses": [
-            {"label": label, "turns": list(r.turns)} for label, r in zip(labels, responses, strict=False)
+            ShownResponse(number=n, label=label, turns=list(r.turns))
+            for n, (label, r) in enumerate(zip(labels, responses, strict=False), start=1)
         ],
-        "criteria": criteria,
+        "criteria": views,
         "category": prompt.category,
         "language": prompt.language,
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -25,9 +26,22 @@ def test_manager_sees_alpha_values_and_chart_containers(role_client, likert):  #
     html = response.content.decode()
     assert 'data-table="alpha-alpha"' in html
     assert "0.866" in html  # relevance: 71/82 = 0.8659
+    assert re.search(r"computed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", html)  # a date and a time, not ISO
     assert 'data-chart="alpha"' in html and 'id="analytics-data"' in html
     assert "vendor/vega/vega-lite.min.js" in html
     assert "hx-trigger" not in html  # ready: nothing to poll
+
+
+def test_why_an_alpha_is_undefined_reads_in_both_languages(role_client, likert):  # noqa: F811
+    client = role_client("project_manager")
+    english = client.get(url(likert)).content.decode()
+    assert "<td>no pairable unit</td>" in english
+    client.cookies["django_language"] = "id"
+    indonesian = client.get(url(likert), HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert "<td>tidak ada unit yang dapat dipasangkan</td>" in indonesian
+    assert "<td>no pairable unit</td>" not in indonesian
+    csv_text = client.get(url(likert, "trend/trend.csv")).content.decode()
+    assert "no pairable unit" in csv_text  # the download keeps the domain's words
 
 
 def test_cached_dashboard_page_needs_few_queries(role_client, likert, django_assert_max_num_queries):  # noqa: F811

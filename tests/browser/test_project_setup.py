@@ -32,7 +32,9 @@ def test_manager_sets_up_a_pairwise_project_and_finds_a_member(page, login, make
     summary = page.get_by_test_id("dataset-summary")
     summary.wait_for()
     assert page.get_by_test_id("n-items").inner_text() == "3"
-    assert page.get_by_test_id("task-preview").get_by_text("Response B").is_visible()
+    preview = page.get_by_test_id("task-preview")  # the annotator's A/B layout
+    assert preview.locator(".response-card h3").all_inner_texts() == ["A", "B"]
+    assert preview.locator(".message.user").count() == 1
 
     page.fill("#id_name", "Banding")
     page.fill("#id_groups", "Tim Uji")

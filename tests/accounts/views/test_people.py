@@ -153,3 +153,14 @@ def test_a_failed_send_is_reported_and_the_person_is_kept(role_client, settings,
     shown = [str(m) for m in response.wsgi_request._messages]
     assert shown == ["email: The e-mail to sari@example.org could not be sent (connection closed)."]
     assert get_user_model().objects.filter(username="sari", is_active=True).exists()
+
+
+def test_roles_are_named_for_people_in_both_languages(role_client):
+    client = role_client("project_manager", username="manajer")
+    _add(client)
+    english = client.get(PEOPLE).content.decode()
+    assert "Annotator, Reviewer" in english and "Project manager" in english
+    assert "project_manager" not in english
+    client.cookies["django_language"] = "id"
+    indonesian = client.get(PEOPLE, HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert "Anotator, Peninjau" in indonesian and "Manajer proyek" in indonesian

@@ -12,6 +12,7 @@ from annotation import services
 from annotation.forms import COMMON_FIELDS, KIND_FIELDS
 from annotation.models import Membership, Project
 from tests.annotation.conftest import MODEL_NAMES, build_dataset, build_translation_dataset
+from tests.annotation.scaled import seven_point_and_yes_no
 
 pytestmark = pytest.mark.django_db
 
@@ -78,6 +79,26 @@ def test_choosing_a_dataset_shows_its_counts_and_a_blinded_task(role_client):
     assert "Pertanyaan 0 giliran 1" in html and "Response 3" in html
     for model in MODEL_NAMES[:3]:
         assert model not in html
+
+
+def test_the_preview_is_the_annotators_card_with_the_ticked_criteria_on_their_scales(role_client):
+    seven_point_and_yes_no()
+    dataset = build_dataset(n_prompts=2, n_models=2)
+    client = role_client("project_manager")
+    query = {"kind": "likert", "dataset": dataset.pk, "criteria": ["helpfulness", "safe"]}
+    html = client.get(URL, query, HTTP_HX_REQUEST="true").content.decode()
+    preview = html[html.index('data-testid="task-preview"') :]
+    assert preview.count('class="card response-card"') == 2
+    assert len(re.findall(r'name="r-1-helpfulness" value="\d"', preview)) == 7
+    assert re.findall(r'name="r-2-safe" value="(\w+)"', preview) == ["yes", "no"]
+    assert "r-1-relevance" not in preview and " disabled>" in preview
+    for model in MODEL_NAMES[:2]:
+        assert model not in html
+    # Nothing ticked yet on the page: the form's default criteria, at their 1-5 scales.
+    first = client.get(
+        URL, {"kind": "likert", "dataset": dataset.pk}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert len(re.findall(r'name="r-1-relevance" value="\d"', first)) == 5 and "r-1-helpfulness" not in first
 
 
 def test_groups_are_named_and_simulated_users_are_not_offered(role_client, make_user):

@@ -112,7 +112,7 @@ def test_designer_speaks_indonesian(role_client):
 def test_project_form_offers_the_designed_criteria_with_their_scales(role_client):
     seven_point_and_yes_no()
     client = role_client("project_manager")
-    page = client.get(reverse("annotation:manage_create") + "?kind=likert").content.decode()
+    page = client.get(reverse("annotation:manage_create"), {"kind": "likert"}).content.decode()
     assert 'value="helpfulness"' in page and "Helpfulness (1-7)" in page
     assert 'value="safe"' in page and "Safe (Yes / No)" in page
     assert page.index('value="relevance"') < page.index('value="fluency"') < page.index('value="helpfulness"')
