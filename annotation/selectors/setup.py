@@ -10,9 +10,11 @@ from typing import Any
 from django.db.models import Count
 
 from annotation.domain import rubrics as default_rubrics
+from annotation.models import Task
+from annotation.selectors.base import response_turns
 from datasets_app.models import Dataset
 
-__all__ = ["DatasetSummary", "dataset_summary", "task_preview"]
+__all__ = ["DatasetSummary", "dataset_summary", "gold_task_view", "task_preview"]
 
 
 @dataclass(frozen=True)
@@ -97,4 +99,22 @@ def task_preview(*, dataset: Dataset, kind: str, lang: str) -> dict[str, Any] | 
         "criteria": criteria,
         "category": prompt.category,
         "language": prompt.language,
+    }
+
+
+def gold_task_view(*, task: Task) -> dict[str, Any]:
+    """One task as the manager marking it gold sees it: the prompt's turns and the responses' turns in
+    canonical order, numbered from 1 (the numbers the gold answer uses), without model names."""
+    turns = response_turns(task.response_ids)
+    return {
+        "task": task,
+        "prompt_turns": list(task.prompt.turns) if task.prompt_id else [],
+        "responses": [
+            {
+                "number": i + 1,
+                "side": "AB"[i] if task.project.is_pairwise and i < 2 else "",
+                "turns": turns.get(rid, []),
+            }
+            for i, rid in enumerate(task.response_ids)
+        ],
     }
