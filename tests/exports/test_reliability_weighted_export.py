@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
+from django.urls import reverse
 
 from annotation.selectors import quality_report
 from exports.selectors import annotator_pseudonym
@@ -76,7 +77,9 @@ def test_reliability_weights_are_refused_outside_pairwise_majority(likert_projec
     assert "reliability_weights" in caught.value.errors
 
 
-def test_api_and_export_page_offer_the_option(api_client_for, client, make_user, pairwise_project):
+def test_api_and_export_page_offer_the_option(
+    api_client_for, client, make_user, pairwise_project, likert_project
+):
     api = api_client_for("researcher")
     body = {"project": pairwise_project.pk, "reliability_weights": True}
     response = api.post("/api/v1/exports/preview", body, format="json")
@@ -85,3 +88,23 @@ def test_api_and_export_page_offer_the_option(api_client_for, client, make_user,
     assert response.json()["pairs"]["pairs_out"] == 4
     plain = api.post("/api/v1/exports/preview", {"project": pairwise_project.pk}, format="json")
     assert plain.json()["pairs"]["pairs_out"] == 3
+    client.force_login(make_user("researcher"))
+    page = client.get(reverse("exports:export_new", args=[pairwise_project.pk])).content.decode()
+    assert 'name="reliability_weights"' in page and "Weight votes by annotator reliability" in page
+    # A likert project has no votes to weigh: the field is not offered.
+    page = client.get(reverse("exports:export_new", args=[likert_project.pk])).content.decode()
+    assert 'name="reliability_weights"' not in page
+    preview = client.post(
+        reverse("exports:export_preview", args=[pairwise_project.pk]),
+        {
+            "kind": "hf",
+            "min_margin": 0,
+            "min_annotators": 1,
+            "test_size": 0,
+            "provenance": "expert",
+            "ordering": "weighted",
+            "reliability_weights": "on",
+        },
+    )
+    assert preview.context["preview_error"] == ""
+    assert preview.context["preview"]["pairs"]["pairs_out"] == 4  # weighted, as through the API
