@@ -515,3 +515,49 @@ class QualificationForm(forms.Form):
         settings = project.quality_settings or {}
         self.fields["n_tasks"].initial = settings.get("qualification_n", 0)
         self.fields["pass_mark"].initial = settings.get("qualification_pass", 0.8)
+
+
+GOLD_VOTES = (
+    ("A", _("A is better")),
+    ("B", _("B is better")),
+    ("tie", _("Tie")),
+    ("both_bad", _("Both bad")),
+)
+
+
+class GoldAnswerForm(forms.Form):
+    """The expected answer of one gold task, shaped by the project's kind: a value per response per
+    criterion on that criterion's scale (likert), the best response (best-of-N) or a vote (pairwise).
+    Responses are numbered 1..n in canonical order; ``answer()`` gives the canonical answer."""
+
+    def __init__(self, *args, project: Project, n_responses: int, scales: dict, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.project, self.n_responses = project, n_responses
+        if project.kind == Project.Kind.LIKERT:
+            for index in range(n_responses):
+                for criterion in project.criteria:
+                    scale = scales.get(criterion) or default_rubrics.Scale()
+                    self.fields[f"r{index}_{criterion}"] = forms.TypedChoiceField(
+                        label=_("Response %(n)d: %(criterion)s") % {"n": index + 1, "criterion": criterion},
+                        choices=[("", "—")] + [(str(v), str(v)) for v in scale.values],
+                        coerce=int if scale.kind == "points" else str,
+                    )
+        elif project.kind == Project.Kind.BEST_OF_N:
+            self.fields["best"] = forms.ChoiceField(
+                label=_("Best response"),
+                choices=[(str(i), _("Response %(n)d") % {"n": i + 1}) for i in range(n_responses)]
+                + [("all_bad", _("All bad"))],
+            )
+        else:
+            self.fields["vote"] = forms.ChoiceField(label=_("Expected vote"), choices=GOLD_VOTES)
+
+    def answer(self) -> object:
+        data = self.cleaned_data
+        if self.project.kind == Project.Kind.LIKERT:
+            return {
+                str(index): {c: data[f"r{index}_{c}"] for c in self.project.criteria}
+                for index in range(self.n_responses)
+            }
+        if self.project.kind == Project.Kind.BEST_OF_N:
+            return "all_bad" if data["best"] == "all_bad" else int(data["best"])
+        return data["vote"]

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -27,6 +28,7 @@ from annotation.forms import (
     ConceptPairsForm,
     ErrorTaxonomyForm,
     FlagSettingsForm,
+    GoldAnswerForm,
     GroupForm,
     MemberForm,
     ProjectCreateForm,
@@ -569,6 +571,47 @@ def manage_gold_import(request: HttpRequest, project_id: int) -> HttpResponse:
     else:
         messages.success(request, _("%(n)d gold task(s) set.") % {"n": n})
     return redirect("annotation:manage_detail", project_id=project.pk)
+
+
+GOLD_PAGE_SIZE = 50
+GOLD_KINDS = (Project.Kind.LIKERT, Project.Kind.BEST_OF_N, Project.Kind.PAIRWISE)
+
+
+def _gold_project(project_id: int) -> Project:
+    project = _manager_project(project_id)
+    if project.kind not in GOLD_KINDS:
+        raise Http404("gold tasks exist only in rating projects")
+    return project
+
+
+@role_required(PROJECT_MANAGER)
+def manage_gold_tasks(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The tasks of a draft rating project, paged, each with its gold answer or a link to mark it."""
+    project = _gold_project(project_id)
+    tasks = project.tasks.select_related("prompt").order_by("pk")
+    page = Paginator(tasks, GOLD_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "annotation/manage_gold.html", {"project": project, "page": page})
+
+
+@role_required(PROJECT_MANAGER)
+def manage_gold_task(request: HttpRequest, project_id: int, task_id: int) -> HttpResponse:
+    """Mark one task as gold with the expected answer (draft rating projects)."""
+    project = _gold_project(project_id)
+    task = get_object_or_404(project.tasks.select_related("prompt"), pk=task_id)
+    scales = selectors.criterion_scales(project) if project.criteria else {}
+    form = GoldAnswerForm(
+        request.POST or None, project=project, n_responses=len(task.response_ids), scales=scales
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.task_gold_mark(task=task, answer=form.answer())
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, _("Task %(task)d is now a gold task.") % {"task": task.pk})
+            return redirect("annotation:manage_gold_tasks", project_id=project.pk)
+    context = {"project": project, "form": form, **selectors.gold_task_view(task=task)}
+    return render(request, "annotation/manage_gold_task.html", context, status=400 if form.errors else 200)
 
 
 @role_required(PROJECT_MANAGER)

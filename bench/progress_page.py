@@ -8,7 +8,9 @@ Migrates the database named by ``DATABASE_URL`` (use a throw-away one), builds a
 through ``project_create``, then submitted assignments spread over ``--annotators`` members with k = 5 and
 their annotation rows. Times ``GET /annotate/manage/<id>/`` through Django's test client (the whole view:
 progress report, quality signals, template) after one warm-up request, and counts its queries. Prints one
-JSON object: seconds per request (median and max of ``--repeat``), queries, rows built.
+JSON object: seconds per request (median and max of ``--repeat``), queries, rows built. ``--profile N``
+then profiles three more requests in process (cProfile) and prints the N functions with the most own time
+to stderr.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def main() -> None:
     parser.add_argument("--annotators", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", type=int, default=0, help="print the N costliest functions (cProfile)")
     parser.add_argument(
         "--reuse", action="store_true", help="time the newest bench project already in the database"
     )
@@ -179,6 +182,16 @@ def _time(project, *, User, args, built: float, n_assignments: int) -> None:
         "build_seconds": round(built, 1),
     }
     print(json.dumps(result))
+    if args.profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(3):
+            client.get(url)
+        profiler.disable()
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(args.profile)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,11 @@ class ExportInputSerializer(serializers.Serializer):
     languages = serializers.ListField(child=serializers.CharField(), required=False)
     registers = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
     turn = serializers.IntegerField(required=False, allow_null=True, min_value=0, help_text="0-based.")
+    reliability_weights = serializers.BooleanField(
+        default=False,
+        help_text="Pairwise majority: weight each vote by its annotator's Dawid-Skene reliability; the "
+        "weights are written to the dataset card.",
+    )
     split = serializers.CharField(default="none", help_text='Test share, "test=0.1"; "none" for no split.')
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0)
     provenance = serializers.ChoiceField(
@@ -107,6 +112,7 @@ class ExportInputSerializer(serializers.Serializer):
             languages=data.get("languages") or None,
             registers=data.get("registers") or None,
             turn=data.get("turn"),
+            reliability_weights=data["reliability_weights"],
             test_size=data["split"],
             seed=data.get("seed"),
             provenance=data["provenance"],

@@ -35,7 +35,7 @@ from huggingface_hub import HfApi, get_token
 
 from analytics import services as analytics_services
 from annotation.models import Project
-from annotation.selectors import criterion_scales
+from annotation.selectors import annotator_reliability, criterion_scales
 from datasets_app.jobs import (
     JobCancelled,
     JobKind,
@@ -95,6 +95,7 @@ PAIR_ONLY_DEFAULTS = {
     "languages": None,
     "registers": None,
     "turn": None,
+    "reliability_weights": False,
 }
 DEFAULT_STRATEGY = {
     Project.Kind.LIKERT: "scores",
@@ -150,6 +151,8 @@ class ExportOptions:
     provenance: str = ""
     # Lowest and highest point of each weighted criterion, set when their scales differ (resolved).
     scales: Mapping[str, tuple[int, int]] | None = None
+    # Pairwise majority: each vote counts with its annotator's Dawid-Skene reliability instead of 1.
+    reliability_weights: bool = False
 
     @property
     def is_raw(self) -> bool:
@@ -195,7 +198,9 @@ class ExportOptions:
             return {}
         data = self.as_dict()
         keys = ("min_annotators", "min_agreement", "categories", "languages", "registers", "turn")
-        return {k: data[k] for k in keys}
+        return {k: data[k] for k in keys} | (
+            {"reliability_weights": True} if self.reliability_weights else {}
+        )
 
 
 def parse_split(spec: str | None) -> float:
@@ -294,6 +299,8 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
         registers=parse_list(options.registers),
     )
     if options.is_raw:
+        if options.reliability_weights:
+            errors["reliability_weights"] = "applies to preference pairs from pairwise votes only"
         if errors:
             raise ExportInvalid(errors)
         return replace(resolved, strategy=None, weights=None)
@@ -339,6 +346,8 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
         errors["ordering"] = f"expected one of {', '.join(ORDERINGS)}"
     if options.turn is not None and (project.kind != Project.Kind.PAIRWISE or options.turn < 0):
         errors["turn"] = "a turn applies to pairwise projects only (0-based)"
+    if options.reliability_weights and strategy != "pairwise_majority":
+        errors["reliability_weights"] = f"applies to the pairwise_majority strategy only, not {strategy}"
     resolved = replace(resolved, strategy=strategy, weights=weights, scales=bounds)
     if not errors:
         try:
@@ -420,6 +429,8 @@ class ProjectData:
     picks: pd.DataFrame | None = None
     votes: pd.DataFrame | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    # User id -> Dawid-Skene reliability, when the votes are reliability-weighted.
+    vote_weights: dict[int, float] | None = None
 
 
 def project_data_read(*, project: Project, options: ExportOptions, progress=None) -> ProjectData:
@@ -444,6 +455,16 @@ def project_data_read(*, project: Project, options: ExportOptions, progress=None
     if project.kind == Project.Kind.PAIRWISE:
         step(30, "reading votes")
         data.votes = selectors.votes_frame(project)
+    if options.reliability_weights:
+        step(35, "estimating annotator reliability")
+        data.vote_weights = annotator_reliability(project=project)
+        if not data.vote_weights:
+            raise ExportInvalid(
+                {
+                    "reliability_weights": "the reliability of annotators is estimated from the votes of "
+                    "at least two annotators; this project has fewer"
+                }
+            )
     return data
 
 
@@ -456,6 +477,7 @@ def pairs_build(*, data: ProjectData, options: ExportOptions) -> PreferenceResul
         ratings=data.ratings if data.ratings is not None and len(data.ratings) else None,
         picks=data.picks,
         votes=data.votes,
+        vote_weights=data.vote_weights,
     )
     pairs = result.pairs
     external = pd.Series(data.items["external_id"].to_numpy(), index=data.items["item_id"].to_numpy())
@@ -778,6 +800,14 @@ def _write_pairs(
     response_ids = data.responses.loc[
         data.responses["item_id"].isin(result.pairs["item_id"].unique()), "response_id"
     ].tolist()
+    vote_weights = (
+        {
+            selectors.annotator_pseudonym(project=project, user_id=user_id): weight
+            for user_id, weight in data.vote_weights.items()
+        }
+        if data.vote_weights is not None
+        else None
+    )
     # The agreement computation reads the answers again (through analytics, the dashboard's numbers): the
     # export's own frames are let go first, so the two never stand in memory together.
     del data
@@ -811,6 +841,7 @@ def _write_pairs(
         else [],
         folder_name=folder.name,
         hub_repo_id=hub_repo_id,
+        vote_weights=vote_weights,
     )
     card = render_dataset_card(card_input)
     step(75, "writing parquet files")
@@ -870,6 +901,7 @@ def _card_input(
     )
     parameters = {
         **options.pair_config().as_dict(),
+        "reliability_weights": options.reliability_weights,
         "test_size": options.test_size,
         "seed": options.seed,
         "format": options.kind,

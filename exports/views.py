@@ -69,6 +69,14 @@ class ExportForm(forms.Form):
     min_agreement = forms.FloatField(
         label=_("Minimum prompt agreement"), min_value=0, max_value=1, required=False
     )
+    reliability_weights = forms.BooleanField(
+        label=_("Weight votes by annotator reliability"),
+        required=False,
+        help_text=_(
+            "Pairwise majority: each vote counts with its annotator's estimated reliability (Dawid-Skene) "
+            "instead of 1; the weights are written to the dataset card."
+        ),
+    )
     categories = forms.MultipleChoiceField(label=_("Categories"), required=False)
     languages = forms.MultipleChoiceField(label=_("Languages"), required=False)
     registers = forms.MultipleChoiceField(label=_("Registers"), required=False)
@@ -121,6 +129,8 @@ class ExportForm(forms.Form):
             for name in self.PAIR_FIELDS:
                 del self.fields[name]
             return
+        if project.kind != Project.Kind.PAIRWISE:
+            del self.fields["reliability_weights"]
         facets = selectors.project_facets(project)
         for name, column in (
             ("categories", "category"),
@@ -164,6 +174,7 @@ class ExportForm(forms.Form):
             categories=data["categories"] or None,
             languages=data["languages"] or None,
             registers=data["registers"] or None,
+            reliability_weights=bool(data.get("reliability_weights")),
             test_size=data["test_size"] or 0.0,
             seed=data["seed"],
             provenance=data["provenance"],

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 STATUSES: tuple[str, ...] = ("assigned", "submitted", "skipped", "expired")
+_KNOWN = frozenset(STATUSES)
 
 Row = Mapping[str, object]
 
@@ -67,11 +68,17 @@ class ProjectProgress:
         return f"{self.done} of {self.required}"
 
 
+def _unknown(status: object) -> ValueError:
+    return ValueError(f"unknown assignment status {status!r}; expected one of {', '.join(STATUSES)}")
+
+
 def _state(row: Row) -> str:
     status = row["status"]
-    if status not in STATUSES:
-        raise ValueError(f"unknown assignment status {status!r}; expected one of {', '.join(STATUSES)}")
-    return "skipped" if row.get("skipped") and status != "submitted" else str(status)
+    if status == "submitted":
+        return status
+    if status not in _KNOWN:
+        raise _unknown(status)
+    return "skipped" if row.get("skipped") else str(status)
 
 
 def _seconds(row: Row) -> float | None:
@@ -114,7 +121,12 @@ def _toward_k(rows: Iterable[Row], k: int) -> dict[tuple[Hashable, Hashable], in
     # Submissions per (task, group), capped at k: extra submissions (edits, races) never inflate progress.
     counts: dict[tuple[Hashable, Hashable], int] = {}
     for row in rows:
-        if row.get("gold") or _state(row) != "submitted":
+        status = row["status"]
+        if status != "submitted":
+            if status not in _KNOWN:
+                raise _unknown(status)
+            continue
+        if row.get("gold"):
             continue
         if "task" not in row:
             raise ValueError("rows need a 'task' key to count submissions per task")

@@ -489,21 +489,13 @@ def gold_scores(*, project: Project, annotator_id: int | None = None) -> dict[Ha
 
 def progress_report(*, project: Project) -> ProgressReport:
     """Per annotator and per group: done, skipped, expired, in progress, median seconds, gold accuracy."""
-    rows = list(
-        Assignment.objects.filter(project=project)
-        .annotate(seconds=SecondsBetween("started_at", "submitted_at"))
-        .values("task_id", "status", "seconds", "is_gold", "annotator__username", "group__name")
-    )
+    # Ids, not names: no join, and the rows are keyed by what the members and groups below carry.
     plain = [
-        {
-            "task": r["task_id"],
-            "status": r["status"],
-            "seconds": r["seconds"],
-            "gold": r["is_gold"],
-            "annotator": r["annotator__username"],
-            "group": r["group__name"],
-        }
-        for r in rows
+        {"task": task, "status": status, "seconds": seconds, "gold": gold, "annotator": user, "group": group}
+        for task, status, seconds, gold, user, group in Assignment.objects.filter(project=project)
+        .annotate(seconds=SecondsBetween("started_at", "submitted_at"))
+        .order_by()
+        .values_list("task_id", "status", "seconds", "is_gold", "annotator_id", "group_id")
     ]
     gold = gold_scores(project=project)
     annotators = []
@@ -511,7 +503,7 @@ def progress_report(*, project: Project) -> ProgressReport:
     members = list(project_members(project=project))
     for membership in members:
         name = membership.user.get_username()
-        item = per_annotator.get(name)
+        item = per_annotator.get(membership.user_id)
         accuracy = gold.get(name)
         annotators.append(
             {
@@ -526,16 +518,16 @@ def progress_report(*, project: Project) -> ProgressReport:
                 "gold_accuracy": accuracy.mean_score if accuracy else None,
             }
         )
-    group_names = list(project.groups.order_by("id").values_list("name", flat=True))
+    group_names = dict(project.groups.order_by("id").values_list("id", "name"))
     per_group = group_progress(plain, k=project.overlap, n_tasks=project.n_tasks)
-    n_members = Counter(m.group.name for m in members)
+    n_members = Counter(m.group_id for m in members)
     groups = []
-    for name in group_names:
-        item = per_group.get(name)
+    for group_id, name in group_names.items():
+        item = per_group.get(group_id)
         groups.append(
             {
                 "group": name,
-                "members": n_members.get(name, 0),
+                "members": n_members.get(group_id, 0),
                 "done": item.work.done if item else 0,
                 "skipped": item.work.skipped if item else 0,
                 "in_progress": item.work.in_progress if item else 0,
@@ -551,7 +543,7 @@ def progress_report(*, project: Project) -> ProgressReport:
             [r for r in plain if r["group"] in group_names],
             k=project.overlap,
             n_tasks=project.n_tasks,
-            groups=group_names,
+            groups=list(group_names),
         )
     return ProgressReport(project=overall, annotators=annotators, groups=groups)
 

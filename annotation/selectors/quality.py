@@ -26,7 +26,14 @@ from annotation.domain.reliability import dawid_skene
 from annotation.models import Annotation, Assignment, Membership, Project
 from annotation.selectors.core import gold_scores
 
-__all__ = ["QUALITY_COLUMNS", "QualityReport", "flagged_annotators", "quality_report", "quality_rows"]
+__all__ = [
+    "QUALITY_COLUMNS",
+    "QualityReport",
+    "annotator_reliability",
+    "flagged_annotators",
+    "quality_report",
+    "quality_rows",
+]
 
 _NOT_RATINGS = ("best", "vote", "comment", "choice", "ambiguous")
 # One pass over the project's counted ratings, in the database: per (assignment, criterion) the lowest and
@@ -162,6 +169,12 @@ def quality_report(*, project: Project) -> QualityReport:
             }
         )
     return QualityReport(thresholds=thresholds, rows=result)
+
+
+def annotator_reliability(*, project: Project) -> dict[int, float]:
+    """User id -> Dawid-Skene accuracy over the project's counted categorical answers: the number the
+    progress page shows beside the quality signals; empty when fewer than two annotators answered."""
+    return _reliability(Annotation.objects.counted().filter(assignment__project=project).order_by())
 
 
 def _reliability(counted: Any) -> dict[int, float]:

@@ -13,11 +13,12 @@ from typing import Any
 from django.db.models import Count, Max
 
 from annotation.domain.blinding import shown_labels
-from annotation.models import Project, Rubric
+from annotation.models import Project, Rubric, Task
+from annotation.selectors.base import response_turns
 from annotation.selectors.core import CriterionView, ShownResponse, rubrics_for
 from datasets_app.models import Dataset
 
-__all__ = ["DatasetSummary", "dataset_summary", "preview_criteria", "task_preview"]
+__all__ = ["DatasetSummary", "dataset_summary", "gold_task_view", "preview_criteria", "task_preview"]
 
 
 @dataclass(frozen=True)
@@ -124,4 +125,22 @@ def task_preview(
         "criteria": views,
         "category": prompt.category,
         "language": prompt.language,
+    }
+
+
+def gold_task_view(*, task: Task) -> dict[str, Any]:
+    """One task as the manager marking it gold sees it: the prompt's turns and the responses' turns in
+    canonical order, numbered from 1 (the numbers the gold answer uses), without model names."""
+    turns = response_turns(task.response_ids)
+    return {
+        "task": task,
+        "prompt_turns": list(task.prompt.turns) if task.prompt_id else [],
+        "responses": [
+            {
+                "number": i + 1,
+                "side": "AB"[i] if task.project.is_pairwise and i < 2 else "",
+                "turns": turns.get(rid, []),
+            }
+            for i, rid in enumerate(task.response_ids)
+        ],
     }

@@ -19,11 +19,12 @@ from django.db import transaction
 
 from annotation.domain.gold import score_gold
 from annotation.models import Assignment, Membership, Project, Task, TaskSlot
-from annotation.selectors.core import gold_scores
+from annotation.selectors.core import criterion_scales, gold_scores
 
 __all__ = [
     "QualificationStep",
     "gold_file_import",
+    "task_gold_mark",
     "project_qualification_set",
     "qualification_claim",
     "qualification_settings",
@@ -160,10 +161,52 @@ def gold_file_import(*, project: Project, text: str) -> int:
         raise ValueError(" ".join(errors[:20]))
     if not chosen:
         raise ValueError("The gold file has no lines.")
+    _gold_write(project, chosen)
+    return len(chosen)
+
+
+def _gold_write(project: Project, chosen: list[tuple[Task, object]]) -> None:
+    """The tasks become gold with their answers; they leave the k pool (slots dropped, ``n_tasks``)."""
     for task, answer in chosen:
         task.is_gold, task.gold_answer = True, answer
     Task.objects.bulk_update([t for t, _ in chosen], ["is_gold", "gold_answer"])
     TaskSlot.objects.filter(task__in=[t for t, _ in chosen]).delete()
     project.n_tasks = project.tasks.filter(is_gold=False).count()
     project.save(update_fields=["n_tasks"])
-    return len(chosen)
+
+
+def _likert_scale_problem(project: Project, n_responses: int, answer: dict) -> str:
+    """A likert gold answer gives every response a value on every criterion, on that criterion's scale."""
+    scales = criterion_scales(project)
+    for index in range(n_responses):
+        values = answer.get(str(index), answer.get(index))  # type: ignore[call-overload]
+        for criterion in project.criteria:
+            allowed = scales[criterion].values if criterion in scales else tuple(range(1, 6))
+            value = (values or {}).get(criterion)
+            if value is None:
+                return f"response {index + 1}, {criterion}: missing"
+            if value not in allowed:
+                return (
+                    f"response {index + 1}, {criterion}: {value!r} is not on its scale "
+                    f"({', '.join(str(v) for v in allowed)})"
+                )
+    return ""
+
+
+@transaction.atomic
+def task_gold_mark(*, task: Task, answer: object) -> Task:
+    """Mark one task of a draft project as gold with the expected ``answer`` (canonical indexes, as in
+    ``gold_file_import``); a likert answer must rate every response on every criterion of the project on
+    that criterion's scale. A bad answer raises ``ValueError`` naming what is wrong and writes nothing."""
+    project = task.project
+    if project.status != Project.Status.DRAFT:
+        raise ValueError("Gold items are chosen while the project is a draft.")
+    n_responses = len(task.response_ids)
+    problem = _gold_answer_problem(project.kind, n_responses, answer)
+    if not problem and project.kind == Project.Kind.LIKERT:
+        problem = _likert_scale_problem(project, n_responses, answer)  # type: ignore[arg-type]
+    if problem:
+        raise ValueError(f"task {task.pk}, answer: {answer!r} is not a {project.kind} answer ({problem}).")
+    score_gold(project.kind, answer, answer)  # raises on an answer the scorer cannot read
+    _gold_write(project, [(task, answer)])
+    return task

@@ -164,6 +164,8 @@ class CardInput:
     # What the "how to load" section names: the folder holding this card, and the Hub repo when pushed.
     folder_name: str = ""
     hub_repo_id: str = ""
+    # Pairwise majority with reliability-weighted votes: pseudonymous annotator -> the weight of their votes.
+    vote_weights: Mapping[str, float] | None = None
 
 
 def size_category(n_rows: int) -> str:
@@ -255,6 +257,19 @@ def _making_section(card: CardInput) -> list[str]:
     strategy = card.parameters.get("strategy")
     if strategy in STRATEGY_TEXT:
         lines += [f"Conversion (`{strategy}`): {STRATEGY_TEXT[strategy]}", ""]
+    if card.vote_weights is not None:
+        lines += [
+            "Votes were reliability-weighted: each annotator's vote counted with their Dawid-Skene accuracy "
+            "(the estimated chance that they give an item's true answer, fitted by EM over the project's "
+            "categorical answers) instead of 1, so the side with the larger summed weight was chosen and "
+            "`chosen_score` / `rejected_score` are summed weights. Weights per (pseudonymous) annotator:",
+            "",
+            *_table(
+                ["annotator", "weight"],
+                [[name, f"{weight:.4f}"] for name, weight in sorted(card.vote_weights.items())],
+            ),
+            "",
+        ]
     if card.parameters:
         lines += [
             "Parameters:",

@@ -207,6 +207,7 @@ def build_preference_pairs(
     ratings: pd.DataFrame | None = None,
     picks: pd.DataFrame | None = None,
     votes: pd.DataFrame | None = None,
+    vote_weights: Mapping[Any, float] | None = None,
 ) -> PreferenceResult:
     """Turn one project's judgements into preference pairs with ``config.strategy``.
 
@@ -216,8 +217,19 @@ def build_preference_pairs(
     (``scores``), the numbers of best-of-N picks (``best_vs_rest``) or of votes for each side
     (``pairwise_majority``); ``margin`` is their difference (see ``PairConfig`` for the lexicographic case).
     ``n_annotators`` counts the distinct annotators of the item (of the vote group for pairwise).
+
+    ``vote_weights`` (``pairwise_majority`` only), annotator -> weight >= 0: each vote counts with its
+    annotator's weight instead of 1, so the outcome with the largest summed weight wins and the scores are
+    summed weights. Every voting annotator must have a weight. Agreement and the item filters still count
+    annotators, not weights.
     """
     config = config or PairConfig()
+    if vote_weights is not None:
+        if config.strategy != "pairwise_majority":
+            raise ValueError("vote_weights apply to the pairwise_majority strategy only")
+        bad = {a: w for a, w in vote_weights.items() if not (math.isfinite(float(w)) and float(w) >= 0)}
+        if bad:
+            raise ValueError(f"vote weights must be finite numbers >= 0: {bad}")
     items = _prepare_items(items)
     responses = _prepare_responses(responses, items)
     needed = {
@@ -264,7 +276,7 @@ def build_preference_pairs(
     elif config.strategy == "best_vs_rest":
         core, extra = _pairs_from_picks(kept_responses, picks, config)
     else:
-        core, extra = _pairs_from_votes(votes, config)
+        core, extra = _pairs_from_votes(votes, config, vote_weights)
 
     if config.strategy != "pairwise_majority":
         core["n_annotators"] = core["item_id"].map(n_annotators).to_numpy()
@@ -615,15 +627,30 @@ def _pairs_from_picks(
     return core, counts
 
 
-def _pairs_from_votes(votes: pd.DataFrame, config: PairConfig) -> tuple[pd.DataFrame, dict[str, int]]:
+def _pairs_from_votes(
+    votes: pd.DataFrame, config: PairConfig, weights: Mapping[Any, float] | None = None
+) -> tuple[pd.DataFrame, dict[str, int]]:
     keys = ["item_id", "_lo", "_hi"]
     outcomes = ["lo", "hi", "tie", "both_bad"]
-    tally = votes.groupby([*keys, "_outcome"], sort=False).size().unstack("_outcome", fill_value=0)
+    if weights is None:
+        tally = votes.groupby([*keys, "_outcome"], sort=False).size().unstack("_outcome", fill_value=0)
+    else:
+        weight = votes["annotator"].map(weights)
+        missing = votes.loc[weight.isna(), "annotator"].unique()
+        if len(missing):
+            raise ValueError(f"vote_weights has no weight for annotator(s) {', '.join(map(str, missing))}")
+        tally = (
+            votes.assign(_weight=weight.astype(float))
+            .groupby([*keys, "_outcome"], sort=False)["_weight"]
+            .sum()
+            .unstack("_outcome", fill_value=0.0)
+        )
     tally = tally.reindex(columns=outcomes, fill_value=0)
     n_annotators = votes.groupby(keys, sort=False)["annotator"].nunique().reindex(tally.index)
     counts_matrix = tally.to_numpy()
     top = counts_matrix.max(axis=1)
-    shared = (counts_matrix == top[:, None]).sum(axis=1) > 1
+    # Summed weights are floats: outcomes within TIE_TOLERANCE of the top share it.
+    shared = (counts_matrix >= top[:, None] - TIE_TOLERANCE).sum(axis=1) > 1
     winner = counts_matrix.argmax(axis=1)
     tie_wins = ~shared & (winner == outcomes.index("tie"))
     both_bad_wins = ~shared & (winner == outcomes.index("both_bad"))

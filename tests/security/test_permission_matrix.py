@@ -146,6 +146,10 @@ PAGES: dict[str, Row] = {
     "annotation:manage_quality_csv": Row("GET", MANAGE, rating),
     "annotation:manage_qualification": Row("POST", MANAGE, rating),
     "annotation:manage_gold_import": Row("POST", MANAGE, rating),
+    "annotation:manage_gold_tasks": Row("GET", MANAGE, rating),
+    "annotation:manage_gold_task": Row(
+        "GET", MANAGE, lambda w: {"project_id": w.rating.pk, "task_id": w.rating.tasks.first().pk}
+    ),
     "annotation:manage_flags_recompute": Row("POST", MANAGE, translation),
     "annotation:manage_flags_progress": Row("GET", MANAGE, translation),
     "annotation:manage_flags_cancel": Row(

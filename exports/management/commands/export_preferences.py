@@ -56,6 +56,12 @@ class Command(BaseCommand):
         parser.add_argument("--languages", help="Comma-separated ISO 639-3 codes to keep.")
         parser.add_argument("--registers", help="Comma-separated registers to keep.")
         parser.add_argument("--turn", type=int, help="Pairwise: only votes on this turn (1-based).")
+        parser.add_argument(
+            "--reliability-weights",
+            action="store_true",
+            help="Pairwise majority: weight each vote by its annotator's Dawid-Skene reliability "
+            "(the weights are written to the dataset card).",
+        )
         parser.add_argument("--split", default="none", help="Test share, e.g. test=0.1 (default: none).")
         parser.add_argument("--seed", type=int, help="Split and bootstrap seed (default: the project's).")
         parser.add_argument("--license", default="", help="Default: the dataset's licence, else 'other'.")
@@ -109,6 +115,7 @@ class Command(BaseCommand):
                 languages=parse_list(options["languages"]),
                 registers=parse_list(options["registers"]),
                 turn=None if options["turn"] is None else options["turn"] - 1,
+                reliability_weights=options["reliability_weights"],
                 test_size=parse_split(options["split"]),
                 seed=options["seed"],
                 license=options["license"],

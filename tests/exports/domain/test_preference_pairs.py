@@ -407,6 +407,65 @@ def test_pairwise_votes_per_turn_pool_or_select(pairwise):
     assert first.pairs["n_annotators"].tolist() == [2]
 
 
+def test_reliability_weights_flip_the_plain_majority(pairwise):
+    items, responses, _ = pairwise
+    votes = pd.DataFrame(
+        [
+            # (x, y): h1 for x, h2 and h3 for y: plain majority y 2 - 1; weighted x 0.9 > y 0.3 + 0.3 = 0.6.
+            ("s1", "h1", "x", "y", "A"),
+            ("s1", "h2", "x", "y", "B"),
+            ("s1", "h3", "y", "x", "A"),
+            # (x, z): h1 tie, h2 and h3 for z: plain z 2 - 0 (and 1 tie); weighted tie 0.9 > z 0.6: dropped.
+            ("s1", "h1", "x", "z", "tie"),
+            ("s1", "h2", "z", "x", "A"),
+            ("s1", "h3", "x", "z", "B"),
+        ],
+        columns=["item_id", "annotator", "response_a", "response_b", "vote"],
+    )
+    config = PairConfig(strategy="pairwise_majority")
+    plain = build_preference_pairs(items, responses, votes=votes, config=config)
+    assert pair_set(plain.pairs) == {("y", "x"): 1.0, ("z", "x"): 2.0}
+    weights = {"h1": 0.9, "h2": 0.3, "h3": 0.3}
+    weighted = build_preference_pairs(items, responses, votes=votes, config=config, vote_weights=weights)
+    assert set(pair_set(weighted.pairs)) == {("x", "y")}
+    row = weighted.pairs.iloc[0]
+    assert (row["chosen_score"], row["rejected_score"]) == pytest.approx((0.9, 0.6))
+    assert row["margin"] == pytest.approx(0.3)
+    assert row["n_annotators"] == 3  # annotators are still counted, not weighed
+    assert (weighted.counts.candidate_pairs, weighted.counts.ties_dropped) == (2, 1)
+
+
+def test_reliability_weights_equal_sums_are_a_tie_and_weights_are_checked(pairwise):
+    items, responses, _ = pairwise
+    votes = pd.DataFrame(
+        [("s1", "h1", "x", "y", "A"), ("s1", "h2", "x", "y", "B"), ("s1", "h3", "x", "y", "B")],
+        columns=["item_id", "annotator", "response_a", "response_b", "vote"],
+    )
+    config = PairConfig(strategy="pairwise_majority")
+    # 0.1 + 0.2 and 0.3 differ by float rounding only: a tie, not a win for y.
+    even = build_preference_pairs(
+        items, responses, votes=votes, config=config, vote_weights={"h1": 0.3, "h2": 0.1, "h3": 0.2}
+    )
+    assert (even.counts.pairs_out, even.counts.ties_dropped) == (0, 1)
+    with pytest.raises(ValueError, match="no weight for annotator.*h3"):
+        build_preference_pairs(
+            items, responses, votes=votes, config=config, vote_weights={"h1": 0.5, "h2": 0.5}
+        )
+    with pytest.raises(ValueError, match="finite numbers >= 0"):
+        build_preference_pairs(
+            items, responses, votes=votes, config=config, vote_weights={"h1": -1, "h2": 1, "h3": 1}
+        )
+    with pytest.raises(ValueError, match="pairwise_majority strategy only"):
+        build_preference_pairs(
+            items,
+            responses,
+            votes=votes,
+            picks=pd.DataFrame({"item_id": ["s1"], "annotator": ["h1"], "response_id": ["x"]}),
+            config=PairConfig(strategy="best_vs_rest"),
+            vote_weights={"h1": 1.0},
+        )
+
+
 def test_item_filters_count_the_first_failing_reason():
     items = make_items(
         ("i1", ["q"], "Math", "ind", ""),
