@@ -27,13 +27,16 @@ def unseed(apps, schema_editor):
     JudgeTemplate = apps.get_model("evaluation", "JudgeTemplate")
     for template in SHIPPED_TEMPLATES.values():
         if template.version > 1 or template.name != "default":
-            JudgeTemplate.objects.filter(
+            unused = JudgeTemplate.objects.filter(
                 name=template.name,
                 kind=template.kind,
                 language=template.language,
                 version=template.version,
                 judge_runs=None,
-            ).delete()
+            ).values_list("pk", flat=True)
+            # A plain DELETE of rows nothing points at: the cascade collector of a historical model may meet
+            # related models rendered from another state while migrating backwards.
+            JudgeTemplate.objects.filter(pk__in=list(unused))._raw_delete(schema_editor.connection.alias)
 
 
 class Migration(migrations.Migration):
