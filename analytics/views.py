@@ -51,6 +51,93 @@ _REASONS = {
 }
 
 
+# Column and summary headings as the page shows them; the CSV downloads and the API keep the field names.
+_HEADINGS = {
+    "criterion": gettext_lazy("Criterion"),
+    "level": gettext_lazy("Level"),
+    "alpha": gettext_lazy("Alpha"),
+    "ci_low": gettext_lazy("95% CI low"),
+    "ci_high": gettext_lazy("95% CI high"),
+    "q_below_0_667": gettext_lazy("Share of draws below 0.667"),
+    "n_units": gettext_lazy("Units"),
+    "n_coders": gettext_lazy("Annotators"),
+    "n_pairable_values": gettext_lazy("Pairable values"),
+    "percent_agreement": gettext_lazy("Percent agreement"),
+    "ac1": gettext_lazy("Gwet's AC1"),
+    "undefined_reason": gettext_lazy("Why undefined"),
+    "dimension": gettext_lazy("Dimension"),
+    "group": gettext_lazy("Group"),
+    "group_a": gettext_lazy("Group A"),
+    "group_b": gettext_lazy("Group B"),
+    "alpha_means": gettext_lazy("Alpha of group means"),
+    "alpha_pooled": gettext_lazy("Alpha of pooled ratings"),
+    "pearson_r": gettext_lazy("Pearson r"),
+    "mean_offset": gettext_lazy("Mean offset"),
+    "n_shared_units": gettext_lazy("Shared units"),
+    "n_submissions": gettext_lazy("Submissions"),
+    "submitted_until": gettext_lazy("Submitted until"),
+    "coder": gettext_lazy("Annotator"),
+    "n_values": gettext_lazy("Values"),
+    "alpha_without": gettext_lazy("Alpha without the annotator"),
+    "delta": gettext_lazy("Change in alpha"),
+    "mean_abs_gap": gettext_lazy("Mean absolute gap"),
+    "gold_items": gettext_lazy("Gold items"),
+    "gold_accuracy": gettext_lazy("Gold accuracy"),
+    "value": gettext_lazy("Value"),
+    "count": gettext_lazy("Count"),
+    "share": gettext_lazy("Share"),
+    "model": gettext_lazy("Model"),
+    "picks": gettext_lazy("Picks"),
+    "tasks_shown": gettext_lazy("Tasks shown"),
+    "item": gettext_lazy("Item"),
+    "annotator": gettext_lazy("Annotator"),
+    "vote": gettext_lazy("Vote"),
+    "category": gettext_lazy("Category"),
+    "n_items": gettext_lazy("Items"),
+    "with_ties": gettext_lazy("Agreement with ties"),
+    "n_with_ties": gettext_lazy("Items with ties"),
+    "without_ties": gettext_lazy("Agreement without ties"),
+    "n_without_ties": gettext_lazy("Items without ties"),
+    "majority_with_ties": gettext_lazy("Majority agreement with ties"),
+    "majority_n_with_ties": gettext_lazy("Majority items with ties"),
+    "majority_without_ties": gettext_lazy("Majority agreement without ties"),
+    "majority_n_without_ties": gettext_lazy("Majority items without ties"),
+    "model_a": gettext_lazy("Model A"),
+    "model_b": gettext_lazy("Model B"),
+    "winner": gettext_lazy("Winner"),
+    "rating": gettext_lazy("Rating"),
+    "strength": gettext_lazy("Strength"),
+    "wins": gettext_lazy("Wins"),
+    "games": gettext_lazy("Games"),
+    "judge": gettext_lazy("Judge"),
+    "kind": gettext_lazy("Kind"),
+    "accuracy": gettext_lazy("Accuracy"),
+    "accuracy_raw": gettext_lazy("Raw accuracy"),
+    "macro_accuracy": gettext_lazy("Macro accuracy"),
+    "n": gettext_lazy("Number"),
+    "n_valid": gettext_lazy("Valid verdicts"),
+    "n_correct": gettext_lazy("Correct verdicts"),
+    "n_parse_errors": gettext_lazy("Unreadable verdicts"),
+    "n_human_ties": gettext_lazy("Human ties left out"),
+    "n_left_out": gettext_lazy("Left out"),
+    "consistent": gettext_lazy("Consistent"),
+    "biased_first": gettext_lazy("Favours the first"),
+    "biased_second": gettext_lazy("Favours the second"),
+    "error": gettext_lazy("Error"),
+    "creator": gettext_lazy("Creator"),
+    "answerer": gettext_lazy("Answerer"),
+    "n_answers": gettext_lazy("Answers"),
+    "n_conflicts": gettext_lazy("Conflicts"),
+    "n_blank": gettext_lazy("Blank answers"),
+    "conflict_share": gettext_lazy("Share of conflicts"),
+}
+
+
+def heading(key: str) -> str:
+    """A column's heading on the page; a field the list does not know yet reads as words, not a name."""
+    return str(_HEADINGS[key]) if key in _HEADINGS else key.replace("_", " ").capitalize()
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "–"
@@ -71,7 +158,7 @@ def panels(report: dict[str, Any], project_id: int, level: str) -> list[dict[str
             tables.append(
                 {
                     "name": table_name,
-                    "columns": columns,
+                    "columns": [heading(c) for c in columns],
                     "rows": [[_cell(row.get(c)) for c in columns] for row in rows],
                     "csv": reverse(
                         "analytics:csv",
@@ -86,7 +173,7 @@ def panels(report: dict[str, Any], project_id: int, level: str) -> list[dict[str
                 "name": name,
                 "title": _(services.SECTIONS[name]),
                 "note": _(section["note"]) if section.get("note") else None,
-                "summary": [(k, _cell(v)) for k, v in summary.items()] if summary else [],
+                "summary": [(heading(k), _cell(v)) for k, v in summary.items()] if summary else [],
                 "partial": [
                     _("%(judge)s: partial: %(done)s of %(total)s items")
                     % {"judge": run["judge"], "done": run["n_done"], "total": run["n_total"]}

@@ -52,6 +52,13 @@ SKIP_REASONS = (
 _RATING_FIELD = re.compile(r"^r-(\d+)-([a-z_]+)$")
 
 
+def _shown(error: object) -> str:
+    """A service's message in the page's language: the services raise fixed English texts (marked with
+    ``gettext_noop``, which the API keeps as they are); a text with no translation is shown as written."""
+    text = str(error)
+    return _(text) if text else text
+
+
 def _lang() -> str:
     return "id" if (get_language() or "en").startswith("id") else "en"
 
@@ -263,7 +270,7 @@ def project_start(request: HttpRequest, project_id: int) -> HttpResponse:
         try:
             assignment = services.assignment_claim(project=project, user=request.user)
         except services.AnnotationError as exc:
-            messages.error(request, str(exc))
+            messages.error(request, _shown(exc))
             return redirect("annotation:start", project_id=project.pk)
         if assignment is None:
             messages.info(request, _("Nothing is left for you in this project. Thank you!"))
@@ -299,7 +306,7 @@ def task_submit(request: HttpRequest, token: str) -> HttpResponse:
         template = "annotation/task.html#task" if request.htmx else "annotation/task.html"
         return render(request, template, context)
     except services.AnnotationError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
         return _next_or_done(request, project)
     if result.submitted.outcome == "edited":
         messages.success(request, _("Your answer was updated."))
@@ -320,7 +327,7 @@ def task_skip(request: HttpRequest, token: str) -> HttpResponse:
             token=token, user=request.user, reason=f"{reason}: {note}" if note else reason
         )
     except services.AnnotationError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
     return _next_or_done(request, assignment.project)
 
 
@@ -349,7 +356,7 @@ def _rubric_form_page(request: HttpRequest, form: RubricForm, summary: Any) -> H
         except services.RubricInvalid as exc:
             for name, message in exc.errors.items():
                 field = name.replace(".", "_") if name.replace(".", "_") in form.fields else None
-                form.add_error(field, message if field else f"{name}: {message}")
+                form.add_error(field, _shown(message) if field else f"{name}: {_shown(message)}")
         else:
             if new_version:
                 text = _(
@@ -404,7 +411,7 @@ def manage_create(request: HttpRequest) -> HttpResponse:
             project = services.project_create(created_by=request.user, **form.service_kwargs())
         except services.ProjectInvalid as exc:
             for name, message in exc.errors.items():
-                form.add_error(name if name in form.fields else None, message)
+                form.add_error(name if name in form.fields else None, _shown(message))
         else:
             messages.success(
                 request,
@@ -467,7 +474,7 @@ def manage_status(request: HttpRequest, project_id: int) -> HttpResponse:
     try:
         services.project_status_set(project=project, action=request.POST.get("action", ""))
     except services.AnnotationError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
     return redirect("annotation:manage_detail", project_id=project.pk)
 
 
@@ -480,7 +487,7 @@ def manage_group_add(request: HttpRequest, project_id: int) -> HttpResponse:
         try:
             services.annotator_group_create(project=project, name=form.cleaned_data["name"])
         except services.ProjectInvalid as exc:
-            messages.error(request, str(exc))
+            messages.error(request, _shown(exc))
     return redirect("annotation:manage_detail", project_id=project.pk)
 
 
@@ -552,7 +559,7 @@ def manage_qualification(request: HttpRequest, project_id: int) -> HttpResponse:
             project=project, n_tasks=form.cleaned_data["n_tasks"], pass_mark=form.cleaned_data["pass_mark"]
         )
     except ValueError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
     else:
         messages.success(request, _("Qualification saved."))
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -567,7 +574,7 @@ def manage_gold_import(request: HttpRequest, project_id: int) -> HttpResponse:
     try:
         n = services.gold_file_import(project=project, text=text)
     except ValueError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
     else:
         messages.success(request, _("%(n)d gold task(s) set.") % {"n": n})
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -673,7 +680,7 @@ def review_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
             comment=request.POST.get("comment", ""),
         )
     except services.AnnotationError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
     else:
         messages.success(request, _("Review saved."))
     return redirect(_queue_url(request.POST.get("query", "")))
@@ -714,7 +721,7 @@ def my_work_edit(request: HttpRequest, token: str) -> HttpResponse:
     try:
         services.assignment_edit_open(token=token, user=request.user)
     except services.AnnotationError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
         return redirect("annotation:my_work", project_id=assignment.project_id)
     return redirect("annotation:task", token=token)
 
@@ -736,7 +743,7 @@ def manage_flags_recompute(request: HttpRequest, project_id: int) -> HttpRespons
     try:
         services.flag_recompute_queue(project=project, user=request.user)
     except services.AnnotationError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
     else:
         messages.success(request, _("Recomputing the flags of every unit in the background."))
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -766,7 +773,7 @@ def manage_flags_retry(request: HttpRequest, project_id: int, run_id: int) -> Ht
     except JobRefused:
         messages.error(request, _("Only a failed or cancelled recomputation can be run again."))
     except services.AnnotationError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
     else:
         messages.success(request, _("Recomputing the flags of every unit in the background."))
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -791,7 +798,7 @@ def manage_flag_settings(request: HttpRequest, project_id: int) -> HttpResponse:
     try:
         services.project_update(project=project, flag_settings=form.flag_settings())
     except services.ProjectInvalid as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
     else:
         messages.success(request, _("Flag settings saved. Recompute the flags to apply them to every unit."))
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -809,7 +816,7 @@ def manage_error_taxonomy(request: HttpRequest, project_id: int) -> HttpResponse
     try:
         services.error_taxonomy_set(project=project, categories=form.cleaned_data["taxonomy"])
     except services.AnnotationError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
     else:
         messages.success(request, _("Error taxonomy saved."))
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -831,7 +838,7 @@ def manage_pairs_upload(request: HttpRequest, project_id: int) -> HttpResponse:
         for location, field, message in exc.errors[:10]:
             messages.error(request, f"{location}: {field}: {message}" if field else f"{location}: {message}")
     except services.AnnotationError as exc:
-        messages.error(request, str(exc))
+        messages.error(request, _shown(exc))
     else:
         messages.success(request, _("%(added)d pair(s) added, %(skipped)d already present.") % counts)
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -868,7 +875,7 @@ def review_llm_questions(request: HttpRequest, project_id: int) -> HttpResponse:
                     comment=form.cleaned_data["comment"],
                 )
             except services.AnnotationError as exc:
-                messages.error(request, str(exc))
+                messages.error(request, _shown(exc))
             else:
                 messages.success(request, _("Review saved."))
         else:

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.permissions import role_required
 from accounts.roles import DATA_ROLES
-from datasets_app import selectors
+from datasets_app import import_messages, selectors
 from datasets_app.domain.column_mapping import (
     ColumnMapping,
     ResponseColumn,
@@ -191,7 +191,7 @@ def import_preview(request, token: str):
                     mapping=mapping,
                 )
         except ImportFailed as exc:
-            errors = [str(e) for e in exc.errors]
+            errors = [_problem_line(import_messages.shown(e.as_dict())) for e in exc.errors]
             mapping = mapping_from_post_or_none(data)
         else:
             return redirect("datasets:import_detail", import_id=record.pk)
@@ -258,6 +258,11 @@ def import_hub(request):
     return redirect("datasets:import_detail", import_id=record.pk)
 
 
+def _problem_line(problem: dict[str, str]) -> str:
+    parts = [problem["location"], problem["field"], problem["message"]]
+    return ": ".join(p for p in parts if p)
+
+
 @role_required(*DATA_ROLES)
 def import_detail(request, import_id: int):
     """Where an import stands: a progress bar while it runs, every error found when it failed."""
@@ -268,6 +273,7 @@ def import_detail(request, import_id: int):
     active = record.status in (DatasetImport.Status.QUEUED, DatasetImport.Status.RUNNING)
     context = {
         "record": record,
+        "errors": [import_messages.shown(e) for e in record.errors or []],
         "active": active,
         "progress": progress,
         "percent": (

@@ -22,6 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from annotation.domain.blinding import response_permutation, task_shuffle_keys
 from annotation.domain.gold import is_gold_slot
@@ -398,7 +399,7 @@ def assignment_for_update(*, token: str, user: AbstractBaseUser) -> Assignment:
 def answer_object(payload: object) -> Mapping:
     """The answer of a translation or question job: a JSON object, or ``AnnotationError``."""
     if not isinstance(payload, Mapping):
-        raise AnnotationError("The answer must be an object.")
+        raise AnnotationError(gettext_noop("The answer must be an object."))
     return payload
 
 
@@ -448,7 +449,7 @@ def reopen(assignment: Assignment, *, now: datetime) -> None:
     """Send a submitted assignment back to its annotator as a new round, holding the group's place for
     them (a reviewer's rejection, or a revised translation coming back to its reviewer)."""
     if assignment.status != Assignment.Status.SUBMITTED:
-        raise AnnotationError("Only submitted work can be sent back.")
+        raise AnnotationError(gettext_noop("Only submitted work can be sent back."))
     assignment.status = Assignment.Status.ASSIGNED
     assignment.round += 1
     assignment.started_at = now

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from annotation.domain import rubrics as default_rubrics
 from annotation.domain.blinding import annotator_order_slot
@@ -255,7 +256,7 @@ def project_settings_apply(*, project: Project, changes: Mapping[str, object]) -
 @transaction.atomic
 def project_delete(*, project: Project) -> None:
     if Assignment.objects.filter(project=project).exists():
-        raise AnnotationError("A project with annotations cannot be deleted; close it instead.")
+        raise AnnotationError(gettext_noop("A project with annotations cannot be deleted; close it instead."))
     project.delete()
 
 
@@ -276,7 +277,7 @@ def project_status_set(*, project: Project, action: str) -> Project:
     if project.status not in allowed_from:
         raise AnnotationError(f"A {project.status} project cannot {action}.")
     if target == Project.Status.ACTIVE and not Membership.objects.filter(project=project).exists():
-        raise AnnotationError("Add at least one annotator before activating the project.")
+        raise AnnotationError(gettext_noop("Add at least one annotator before activating the project."))
     project.status = target
     project.save(update_fields=["status"])
     return project
@@ -353,7 +354,7 @@ def task_gold_set(*, task: Task, answer: object) -> Task:
     ``annotation.domain.gold.score_gold``); it leaves the k pool and is served at the gold rate."""
     project = task.project
     if project.status != Project.Status.DRAFT:
-        raise AnnotationError("Gold items are chosen while the project is a draft.")
+        raise AnnotationError(gettext_noop("Gold items are chosen while the project is a draft."))
     score_gold(project.kind, answer, answer)  # raises on a malformed answer
     task.is_gold = True
     task.gold_answer = answer

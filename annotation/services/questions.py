@@ -24,7 +24,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext_noop
 
 from annotation.models import (
     Annotation,
@@ -185,7 +185,7 @@ def concept_pairs_add(
     written. Pairs the project already has, or that repeat within the upload, are skipped and counted.
     """
     if project.kind != Project.Kind.QUESTION_AUTHORING:
-        raise AnnotationError("Concept pairs belong to question authoring projects.")
+        raise AnnotationError(gettext_noop("Concept pairs belong to question authoring projects."))
     errors: list[tuple[str, str, str]] = []
     total = 0
 
@@ -382,7 +382,7 @@ def authoring_submit(
 def authoring_review_check(assignment: Assignment) -> None:
     """A round of a question is reviewed once (checked inside ``review_create``, the assignment locked)."""
     if Review.objects.filter(assignment=assignment, round=assignment.round, annotation__isnull=True).exists():
-        raise AnnotationError("This round has been reviewed already.")
+        raise AnnotationError(gettext_noop("This round has been reviewed already."))
 
 
 def authoring_reviewed(*, assignment: Assignment, review: Review, now: datetime) -> Question:
@@ -549,7 +549,7 @@ def mcq_answers_import(
     the author's own answers and a (k+1)-th answer in a group are refused. Blank choices are kept, unscored.
     """
     if project.kind != Project.Kind.MCQ_ANSWER:
-        raise AnnotationError("Answers belong to multiple-choice answering projects.")
+        raise AnnotationError(gettext_noop("Answers belong to multiple-choice answering projects."))
     now = now or timezone.now()
     tasks = {t.question_id: t for t in Task.objects.filter(project=project).select_related("question")}
     groups = dict(Membership.objects.filter(project=project).values_list("user_id", "group_id"))
@@ -632,9 +632,9 @@ def question_error_review_save(
     question itself and ``option_errors`` of its options, kept apart (none: the reviewer found no error).
     Saving again replaces the reviewer's earlier tags."""
     if question.dataset_id != project.dataset_id:
-        raise AnnotationError("The question belongs to another dataset.")
+        raise AnnotationError(gettext_noop("The question belongs to another dataset."))
     if question.creator_id is not None and question.creator_id == reviewer.pk:
-        raise AnnotationError("Nobody reviews their own question.")
+        raise AnnotationError(gettext_noop("Nobody reviews their own question."))
     taxonomy = taxonomy_from_data(project.error_taxonomy)
     review, _ = QuestionErrorReview.objects.update_or_create(
         project=project,

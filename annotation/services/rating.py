@@ -14,6 +14,7 @@ from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q
+from django.utils.translation import gettext_noop
 
 from annotation.domain import rubrics as default_rubrics
 from annotation.domain.pairs import all_pairs, pair_units, sample_pairs
@@ -103,29 +104,29 @@ def _validate_project(
     if kind not in KINDS:
         errors["kind"] = f"Unknown kind; expected one of {', '.join(KINDS)}."
     if dataset.kind != Dataset.Kind.PROMPTS:
-        errors["dataset"] = "Rating jobs need a dataset of prompts and responses."
+        errors["dataset"] = gettext_noop("Rating jobs need a dataset of prompts and responses.")
     criteria = list(data["criteria"])  # type: ignore[call-overload]
     if kind == Project.Kind.LIKERT and not criteria:
-        errors["criteria"] = "A likert project needs at least one criterion."
+        errors["criteria"] = gettext_noop("A likert project needs at least one criterion.")
     unknown = [c for c in criteria if c not in rubric_versions]
     if unknown:
         errors["criteria"] = f"No rubric for {', '.join(unknown)}."
     if len(set(criteria)) != len(criteria):
-        errors["criteria"] = "Criteria repeat."
+        errors["criteria"] = gettext_noop("Criteria repeat.")
     if not 1 <= int(data["overlap"]) <= 50:  # type: ignore[call-overload]
-        errors["overlap"] = "Overlap must be between 1 and 50."
+        errors["overlap"] = gettext_noop("Overlap must be between 1 and 50.")
     if not 1 <= int(data["lease_minutes"]) <= 7 * 24 * 60:  # type: ignore[call-overload]
-        errors["lease_minutes"] = "The lease must be between 1 minute and 7 days."
+        errors["lease_minutes"] = gettext_noop("The lease must be between 1 minute and 7 days.")
     if not 0 <= float(data["gold_rate"]) <= 1:  # type: ignore[arg-type]
-        errors["gold_rate"] = "The gold rate is a fraction between 0 and 1."
+        errors["gold_rate"] = gettext_noop("The gold rate is a fraction between 0 and 1.")
     if data["best_pick"] not in Project.BestPick.values:
-        errors["best_pick"] = "Expected off, optional or required."
+        errors["best_pick"] = gettext_noop("Expected off, optional or required.")
     if data["pair_mode"] not in Project.PairMode.values:
-        errors["pair_mode"] = "Expected all or sample."
+        errors["pair_mode"] = gettext_noop("Expected all or sample.")
     if data["turn_mode"] not in Project.TurnMode.values:
-        errors["turn_mode"] = "Expected overall or per_turn."
+        errors["turn_mode"] = gettext_noop("Expected overall or per_turn.")
     if int(data["pairs_per_prompt"]) < 1:  # type: ignore[call-overload]
-        errors["pairs_per_prompt"] = "Sample at least one pair per prompt."
+        errors["pairs_per_prompt"] = gettext_noop("Sample at least one pair per prompt.")
     if errors:
         raise ProjectInvalid(errors)
 
@@ -155,7 +156,7 @@ def rating_project_new(
     """A saved draft rating project, checked (an unknown kind is reported here), without tasks or groups
     yet. Call inside a transaction (``kinds.project_create``)."""
     if dataset is None:
-        raise ProjectInvalid({"dataset": "Choose a dataset."})
+        raise ProjectInvalid({"dataset": gettext_noop("Choose a dataset.")})
     if criteria is None:
         criteria = list(default_rubrics.CRITERIA) if kind == Project.Kind.LIKERT else []
     versions = rubric_defaults_ensure()
@@ -173,7 +174,7 @@ def rating_project_new(
     }
     _validate_project(fields, dataset, versions)
     if not groups:
-        raise ProjectInvalid({"groups": "A project needs at least one annotator group."})
+        raise ProjectInvalid({"groups": gettext_noop("A project needs at least one annotator group.")})
     return Project.objects.create(
         dataset=dataset,
         name=name,

@@ -11,6 +11,7 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from annotation.domain.quality import QualityThresholds
 from annotation.models import Assignment, Project, Review
@@ -29,7 +30,7 @@ def reviews_accept_many(
     ``AnnotationError`` naming it, and nothing is written."""
     ids = list(dict.fromkeys(int(i) for i in assignment_ids))
     if not ids:
-        raise AnnotationError("Select at least one item to accept.")
+        raise AnnotationError(gettext_noop("Select at least one item to accept."))
     found = {a.pk: a for a in Assignment.objects.filter(pk__in=ids)}
     missing = [i for i in ids if i not in found]
     if missing:
@@ -56,13 +57,15 @@ def assignment_edit_open(*, token: str, user: AbstractBaseUser, now: datetime | 
     assignment = assignment_for_update(token=token, user=user)
     project = assignment.project
     if project.kind not in EDITABLE_KINDS:
-        raise AnnotationError("Work of this kind is changed through its reviewer, not from My work.")
+        raise AnnotationError(
+            gettext_noop("Work of this kind is changed through its reviewer, not from My work.")
+        )
     if assignment.status == Assignment.Status.ASSIGNED:
         return assignment  # already open (returned by a reviewer or opened before)
     if assignment.status != Assignment.Status.SUBMITTED:
-        raise AnnotationError("Only submitted work can be changed.")
+        raise AnnotationError(gettext_noop("Only submitted work can be changed."))
     if not (project.allow_edits and project.status in (Project.Status.ACTIVE, Project.Status.PAUSED)):
-        raise AnnotationError("This project no longer allows changes to submitted answers.")
+        raise AnnotationError(gettext_noop("This project no longer allows changes to submitted answers."))
     reopen(assignment, now=now or timezone.now())
     return assignment
 

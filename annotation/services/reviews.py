@@ -8,6 +8,7 @@ its translation review job) and reopens rejected work for its annotator.
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils.translation import gettext_noop
 
 from annotation.models import Annotation, Assignment, Review
 from annotation.services.loop import AnnotationError
@@ -27,20 +28,20 @@ def review_target_lock(
     somebody else's submitted work, the annotation (if any) of that work, and a comment with a rejection.
     Call inside a transaction."""
     if verdict not in Review.Verdict.values:
-        raise AnnotationError("The verdict is accept or reject.")
+        raise AnnotationError(gettext_noop("The verdict is accept or reject."))
     assignment = (
         Assignment.objects.select_for_update(of=("self",)).select_related("project").get(pk=assignment.pk)
     )
     if assignment.annotator_id == reviewer.pk:
-        raise AnnotationError("Nobody reviews their own work.")
+        raise AnnotationError(gettext_noop("Nobody reviews their own work."))
     if assignment.status != Assignment.Status.SUBMITTED:
-        raise AnnotationError("Only submitted work can be reviewed.")
+        raise AnnotationError(gettext_noop("Only submitted work can be reviewed."))
     if Review.objects.filter(assignment=assignment, round=assignment.round, reviewer_id=reviewer.pk).exists():
-        raise AnnotationError("You already reviewed this work in its current round.")
+        raise AnnotationError(gettext_noop("You already reviewed this work in its current round."))
     if annotation is not None and annotation.assignment_id != assignment.pk:
-        raise AnnotationError("The annotation belongs to another assignment.")
+        raise AnnotationError(gettext_noop("The annotation belongs to another assignment."))
     if verdict == Review.Verdict.REJECT and not comment.strip():
-        raise AnnotationError("Say what to fix when you reject.")
+        raise AnnotationError(gettext_noop("Say what to fix when you reject."))
     return assignment
 
 

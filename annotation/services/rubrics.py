@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from annotation.domain import rubrics as domain
 from annotation.models import Project, Rubric
@@ -70,7 +71,7 @@ def rubric_save(
     errors: dict[str, str] = {}
     criterion = (criterion or "").strip()
     if not _CRITERION.match(criterion):
-        errors["criterion"] = "Use 1 to 40 lower-case letters or '_', starting with a letter."
+        errors["criterion"] = gettext_noop("Use 1 to 40 lower-case letters or '_', starting with a letter.")
     elif criterion in _RESERVED:
         errors["criterion"] = f"{criterion!r} is a reserved name."
     latest = Rubric.objects.filter(criterion=criterion).order_by("-version").values_list("version", flat=True)

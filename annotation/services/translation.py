@@ -20,6 +20,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
+from django.utils.translation import gettext_noop
 
 from annotation.models import (
     Annotation,
@@ -199,12 +200,12 @@ FLAG_RECOMPUTE_JOB = JobKind(
 def flag_recompute_queue(*, project: Project, user: AbstractBaseUser | None = None) -> FlagRecompute:
     """Record a recomputation of the project's flags and hand it to a worker once committed."""
     if project.kind not in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW):
-        raise AnnotationError("Only translation projects have flags.")
+        raise AnnotationError(gettext_noop("Only translation projects have flags."))
     running = project.flag_recomputes.filter(
         status__in=[FlagRecompute.Status.QUEUED, FlagRecompute.Status.RUNNING]
     )
     if running.exists():
-        raise AnnotationError("A recomputation of this project's flags is already under way.")
+        raise AnnotationError(gettext_noop("A recomputation of this project's flags is already under way."))
     run = FlagRecompute.objects.create(
         project=project,
         total=project.dataset.translation_units.count(),
@@ -290,7 +291,7 @@ def flag_recompute_retry(*, run: FlagRecompute) -> FlagRecompute:
         status__in=[FlagRecompute.Status.QUEUED, FlagRecompute.Status.RUNNING]
     )
     if others.exists():
-        raise AnnotationError("A recomputation of this project's flags is already under way.")
+        raise AnnotationError(gettext_noop("A recomputation of this project's flags is already under way."))
     return job_retry(kind=FLAG_RECOMPUTE_JOB, job_id=run.pk)
 
 

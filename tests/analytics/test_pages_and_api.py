@@ -172,3 +172,18 @@ def test_schema_documents_the_agreement_operations(api_client_for):
     operation = paths["/api/v1/projects/{project_id}/agreement"]["get"]
     assert {"200", "202"} <= set(operation["responses"])
     assert any("{section}" in p for p in paths)
+
+
+def test_table_headings_are_words_in_the_page_language_and_the_csv_keeps_field_names(role_client, likert):  # noqa: F811
+    client = role_client("project_manager")
+    client.cookies["django_language"] = "id"
+    html = client.get(url(likert) + "?level=interval", HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    headings = re.findall(r"<th>([^<]*)</th>", html)
+    assert (
+        "Kriteria" in headings and "Batas bawah IK 95%" in headings and "Persentase kesepakatan" in headings
+    )
+    raw = {"criterion", "ci_low", "ci_high", "alpha", "n_units", "n_coders", "undefined_reason", "share"}
+    assert not raw & set(headings)
+    assert all("_" not in heading for heading in headings)
+    header = client.get(url(likert, "alpha/alpha.csv") + "?level=interval").content.decode().splitlines()[0]
+    assert header.split(",")[:5] == ["criterion", "level", "alpha", "ci_low", "ci_high"]

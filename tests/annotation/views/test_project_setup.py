@@ -139,3 +139,35 @@ def test_the_form_and_the_skip_reasons_read_in_indonesian(role_client):
         shown = [translation.gettext(text) for _, text in SKIP_REASONS]
     assert shown[0] == "Saya kurang menguasai bahasa atau ragam ini"
     assert all(a != b for a, (_, b) in zip(shown, SKIP_REASONS, strict=True))
+
+
+def test_service_errors_read_in_indonesian_on_the_manager_pages(role_client):
+    from django.utils import translation
+
+    dataset = build_dataset(n_prompts=2, n_models=3)
+    client = role_client("project_manager")
+    client.cookies["django_language"] = "id"
+    form = {
+        "kind": "likert",
+        "dataset": dataset.pk,
+        "name": "L",
+        "groups": "A",
+        "lease_minutes": 30,
+        "overlap": 1,
+        "gold_rate": 0,
+        "best_pick": "off",
+    }
+    page = client.post(URL, form, HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert "Proyek Likert memerlukan setidaknya satu kriteria." in page
+    assert "A likert project needs at least one criterion." not in page
+    assert not Project.objects.exists()
+
+    pairwise = {**form, "kind": "pairwise", "pair_mode": "all", "pairs_per_prompt": 3, "turn_mode": "overall"}
+    project = Project.objects.get(pk=client.post(URL, pairwise)["Location"].rstrip("/").split("/")[-1])
+    status_url = reverse("annotation:manage_status", args=[project.pk])
+    page = client.post(status_url, {"action": "activate"}, follow=True).content.decode()
+    assert "Tambahkan setidaknya satu anotator sebelum mengaktifkan proyek." in page
+
+    with translation.override("id"), pytest.raises(services.AnnotationError) as caught:
+        services.project_status_set(project=project, action="activate")
+    assert str(caught.value) == "Add at least one annotator before activating the project."  # API words

@@ -81,6 +81,27 @@ def test_failed_import_lists_line_numbered_errors_and_writes_nothing(
     assert Dataset.objects.count() == 0
 
 
+def test_failed_import_page_in_indonesian_names_line_and_column_in_indonesian(
+    role_client, tmp_path, settings, django_capture_on_commit_callbacks
+):
+    settings.UPLOADS_DIR = tmp_path / "uploads"
+    rows = alpaca_rows(6)
+    rows[4]["instruction"] = ""
+    client = role_client("researcher")
+    preview_url = upload(client, tmp_path, rows)["Location"]
+    with django_capture_on_commit_callbacks(execute=True):
+        done = client.post(preview_url, mapping_post())
+    client.cookies["django_language"] = "id"
+    page = client.get(done["Location"], HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert (
+        "<td>baris 6</td><td>instruction (prompt)</td><td>wajib diisi (atau turns, daftar pesan pengguna)</td>"
+        in page
+    )
+    assert "is required" not in page
+    record = DatasetImport.objects.get()
+    assert record.errors[0]["message"].startswith("is required (or turns")  # stored and API words unchanged
+
+
 def test_running_import_shows_a_progress_bar_polled_by_htmx(role_client):
     record = DatasetImport.objects.create(name="big", file_format="csv", status="running")
     import_progress_store(import_id=record.pk, done=50_000, total=200_000)
