@@ -51,7 +51,8 @@ class JudgeTemplateAdmin(admin.ModelAdmin):
 
 @admin.register(CategoryAspects)
 class CategoryAspectsAdmin(admin.ModelAdmin):
-    list_display = ("category", "language", "updated_at")
+    list_display = ("category", "language", "project", "updated_at")
+    list_filter = ("language",)
 
 
 @admin.register(GenerationRun)

@@ -315,6 +315,14 @@ class JudgeTemplate(models.Model):
 class CategoryAspects(models.Model):
     """Priority aspects of a prompt category for the single-answer judge (overrides the shipped ones)."""
 
+    # Empty: the shared aspects of every run; set: that annotation project's own, over the shared ones.
+    project = models.ForeignKey(
+        "annotation.Project",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="category_aspects",
+    )
     category = models.CharField(max_length=100)
     language = models.CharField(max_length=2, choices=JudgeTemplate.Language.choices)
     aspects = models.JSONField(help_text=_("List of aspects, most important first."))
@@ -324,12 +332,20 @@ class CategoryAspects(models.Model):
         ordering = ["category", "language"]
         constraints = [
             models.UniqueConstraint(
-                fields=["category", "language"], name="uniq_aspects_per_category_language"
-            )
+                fields=["category", "language"],
+                condition=Q(project__isnull=True),
+                name="uniq_shared_aspects_per_category_language",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "category", "language"],
+                condition=Q(project__isnull=False),
+                name="uniq_project_aspects_per_category_language",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.category} ({self.language})"
+        scope = f"project {self.project_id}" if self.project_id else "shared"
+        return f"{self.category} ({self.language}, {scope})"
 
 
 class JudgeRun(Run):

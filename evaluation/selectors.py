@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import F, Q, QuerySet
 
 from annotation.models import Task
 from datasets_app.models import Prompt, Response
@@ -156,19 +156,38 @@ def judge_targets_from_annotation_project(*, project_id: int, judge_kind: str) -
     return items
 
 
-def aspect_overrides() -> dict[str, dict[str, list[str]]]:
-    """Per-category aspects edited in the application, in the shape ``aspects_for`` takes."""
+def aspect_overrides(project_id: int | None = None) -> dict[str, dict[str, list[str]]]:
+    """Per-category aspects edited in the application, in the shape ``aspects_for`` takes: the shared
+    ones, with annotation project ``project_id``'s own on top when given (project > shared > shipped)."""
+    return _aspect_layers(project_id)[0]
+
+
+def _aspect_layers(
+    project_id: int | None,
+) -> tuple[dict[str, dict[str, list[str]]], dict[str, set[str]]]:
+    """The merged overrides, and per category the languages that are the project's own."""
     overrides: dict[str, dict[str, list[str]]] = {}
-    for row in CategoryAspects.objects.values("category", "language", "aspects"):
-        overrides.setdefault(normalise_category(row["category"]), {})[row["language"]] = list(row["aspects"])
-    return overrides
+    own: dict[str, set[str]] = {}
+    rows = CategoryAspects.objects.filter(project__isnull=True)
+    if project_id is not None:
+        rows = CategoryAspects.objects.filter(Q(project__isnull=True) | Q(project_id=project_id))
+    # Shared rows first, so that a project's own row replaces the shared one of its category and language.
+    for row in rows.order_by(F("project_id").asc(nulls_first=True)).values(
+        "project_id", "category", "language", "aspects"
+    ):
+        category = normalise_category(row["category"])
+        overrides.setdefault(category, {})[row["language"]] = list(row["aspects"])
+        if row["project_id"] is not None:
+            own.setdefault(category, set()).add(row["language"])
+    return overrides, own
 
 
-def aspect_table() -> list[dict[str, Any]]:
+def aspect_table(project_id: int | None = None) -> list[dict[str, Any]]:
     """Every category's priority aspects as single-answer judges will use them: the shipped categories
     (IndoPref's, SeaBench's ten, the general set) and any other category given aspects here, with whether
-    each language's list was edited."""
-    overrides = aspect_overrides()
+    each language's list was edited, and, for annotation project ``project_id``, whether it is the
+    project's own."""
+    overrides, own = _aspect_layers(project_id)
     categories = list(ASPECT_CATEGORIES) + sorted(set(overrides) - set(ASPECT_CATEGORIES))
     rows = []
     for category in categories:
@@ -180,6 +199,8 @@ def aspect_table() -> list[dict[str, Any]]:
         for language in LANGUAGES:
             row[language] = list(aspects_for(category, language, overrides))
             row[f"edited_{language}"] = language in overrides.get(category, {})
+            row[f"own_{language}"] = language in own.get(category, set())
+        row["own"] = bool(own.get(category))
         rows.append(row)
     return rows
 

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.permissions import role_required
 from accounts.roles import DATA_ROLES
+from annotation.models import Project
 from evaluation import selectors, services
 from evaluation.domain.judge_templates import LANGUAGES, normalise_category
 from evaluation.forms import RUN_FORMS, CategoryAspectsForm, EndpointForm, add_service_errors
@@ -143,26 +147,58 @@ def run_cancel(request, kind: str, run_id: int):
     return redirect("evaluation:run", kind=kind, run_id=run.pk)
 
 
+def _aspect_project(request: HttpRequest) -> Project | None:
+    """The annotation project named by ``?project=``, whose own aspects the page shows; None: the shared."""
+    given = request.GET.get("project", "").strip()
+    if not given:
+        return None
+    if not given.isdigit():
+        raise Http404(f"project: {given!r} is not an annotation project id")
+    return get_object_or_404(Project, pk=int(given))
+
+
+def _aspects_url(name: str, project: Project | None, **kwargs: str) -> str:
+    url = reverse(name, kwargs=kwargs or None)
+    return f"{url}?{urlencode({'project': project.pk})}" if project is not None else url
+
+
 @role_required(*DATA_ROLES)
 def aspect_list(request: HttpRequest) -> HttpResponse:
-    """Every category's priority aspects for single-answer judges, shipped or edited."""
+    """Every category's priority aspects for single-answer judges, shipped or edited; with ``?project=``,
+    as that annotation project's judge runs use them, its own marked."""
+    project = _aspect_project(request)
     go_to = request.GET.get("category", "").strip()
     if go_to:
-        return redirect("evaluation:aspect-edit", category=normalise_category(go_to).replace("/", "_"))
-    return render(request, "evaluation/aspects.html", {"rows": selectors.aspect_table()})
+        key = normalise_category(go_to).replace("/", "_")
+        return redirect(_aspects_url("evaluation:aspect-edit", project, category=key))
+    rows = selectors.aspect_table(project_id=project.pk if project else None)
+    return render(request, "evaluation/aspects.html", {"rows": rows, "project": project})
 
 
 @role_required(*DATA_ROLES)
 def aspect_edit(request: HttpRequest, category: str) -> HttpResponse:
-    """Edit (or reset to the shipped ones) the aspects of one category, in both languages at once."""
+    """Edit (or reset) the aspects of one category, in both languages at once: the shared ones, or with
+    ``?project=`` that annotation project's own."""
+    project = _aspect_project(request)
     key = normalise_category(category)
     if key != category:
-        return redirect("evaluation:aspect-edit", category=key)
-    row = next((r for r in selectors.aspect_table() if r["category"] == key), None)
+        return redirect(_aspects_url("evaluation:aspect-edit", project, category=key))
+    project_id = project.pk if project else None
+    row = next((r for r in selectors.aspect_table(project_id=project_id) if r["category"] == key), None)
+    back = _aspects_url("evaluation:aspects", project)
     if request.method == "POST" and request.POST.get("reset"):
-        services.category_aspects_reset(category=key)
-        messages.success(request, _("The shipped aspects of %(category)s apply again.") % {"category": key})
-        return redirect("evaluation:aspects")
+        services.category_aspects_reset(category=key, project=project)
+        if project is None:
+            messages.success(
+                request, _("The shipped aspects of %(category)s apply again.") % {"category": key}
+            )
+        else:
+            messages.success(
+                request,
+                _("The shared aspects of %(category)s apply to %(project)s again.")
+                % {"category": key, "project": project.name},
+            )
+        return redirect(back)
     initial = {}
     if row is not None:
         initial = {f"aspects_{language}": "\n".join(row[language]) for language in LANGUAGES}
@@ -170,12 +206,22 @@ def aspect_edit(request: HttpRequest, category: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             services.category_aspects_update(
-                category=key, aspects={language: form.aspects(language) for language in LANGUAGES}
+                category=key,
+                aspects={language: form.aspects(language) for language in LANGUAGES},
+                project=project,
             )
         except services.RunConfigError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, _("Aspects of %(category)s saved.") % {"category": key})
-            return redirect("evaluation:aspects")
-    context = {"form": form, "category": key, "row": row}
+            return redirect(back)
+    can_reset = bool(row and (row["own"] if project else row["edited_en"] or row["edited_id"]))
+    context = {
+        "form": form,
+        "category": key,
+        "row": row,
+        "project": project,
+        "back": back,
+        "can_reset": can_reset,
+    }
     return render(request, "evaluation/aspect_form.html", context)

@@ -130,10 +130,12 @@ MAX_ASPECT_CHARS = 300
 
 
 @transaction.atomic
-def category_aspects_set(*, category: str, language: str, aspects: Sequence[str]) -> CategoryAspects:
+def category_aspects_set(
+    *, category: str, language: str, aspects: Sequence[str], project: Project | None = None
+) -> CategoryAspects:
     """Replace the priority aspects of ``category`` in ``language`` (most important first) for every
-    single-answer judge run that starts afterwards; the category name is normalised
-    (``"Creative Writing"`` = ``creative_writing``)."""
+    single-answer judge run that starts afterwards: the shared ones, or only ``project``'s runs when
+    given; the category name is normalised (``"Creative Writing"`` = ``creative_writing``)."""
     key = normalise_category(category) if isinstance(category, str) else ""
     if not key or len(key) > 100:
         raise RunConfigError("category: give a name of 1 to 100 characters")
@@ -150,24 +152,30 @@ def category_aspects_set(*, category: str, language: str, aspects: Sequence[str]
             f"{key} ({language}): aspect {too_long} is longer than {MAX_ASPECT_CHARS} characters"
         )
     row, _ = CategoryAspects.objects.update_or_create(
-        category=key, language=language, defaults={"aspects": cleaned}
+        project=project, category=key, language=language, defaults={"aspects": cleaned}
     )
     return row
 
 
 @transaction.atomic
-def category_aspects_update(*, category: str, aspects: Mapping[str, Sequence[str]]) -> list[CategoryAspects]:
-    """Set the aspects of ``category`` in several languages at once: all of them, or none on bad input."""
+def category_aspects_update(
+    *, category: str, aspects: Mapping[str, Sequence[str]], project: Project | None = None
+) -> list[CategoryAspects]:
+    """Set the aspects of ``category`` in several languages at once (shared, or ``project``'s own): all
+    of them, or none on bad input."""
     return [
-        category_aspects_set(category=category, language=language, aspects=given)
+        category_aspects_set(category=category, language=language, aspects=given, project=project)
         for language, given in aspects.items()
     ]
 
 
 @transaction.atomic
-def category_aspects_reset(*, category: str) -> int:
-    """Drop the edited aspects of ``category`` (both languages): the shipped ones apply again."""
-    deleted, _ = CategoryAspects.objects.filter(category=normalise_category(category)).delete()
+def category_aspects_reset(*, category: str, project: Project | None = None) -> int:
+    """Drop the edited aspects of ``category`` (both languages): the shared ones, after which the shipped
+    ones apply again; or only ``project``'s own, after which the shared ones apply to it again."""
+    deleted, _ = CategoryAspects.objects.filter(
+        project=project, category=normalise_category(category)
+    ).delete()
     return deleted
 
 
@@ -447,7 +455,11 @@ def judge_compute(
     prompts = Prompt.objects.in_bulk({item["prompt"] for item in items})
     response_ids = {item["a"] for item in items} | {item["b"] for item in items if item.get("b")}
     responses = Response.objects.in_bulk(response_ids)
-    overrides = selectors.aspect_overrides() if run.judge_kind == SINGLE_GRADE else None
+    overrides = (
+        selectors.aspect_overrides(project_id=run.annotation_project_id)
+        if run.judge_kind == SINGLE_GRADE
+        else None
+    )
 
     errors: dict[str, str] = {}
     requests: list[ChatRequest] = []

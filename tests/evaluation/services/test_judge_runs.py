@@ -182,6 +182,46 @@ def test_single_grade_judges_each_turn_with_reference_and_edited_aspects(
     )
 
 
+def test_single_grade_on_an_annotation_project_uses_its_own_aspects_and_a_dataset_run_does_not(
+    server, django_capture_on_commit_callbacks
+):
+    server.responder = lambda body: Reply(body=completion_body('{"explanation": "ok", "score": 6}'))
+    dataset = make_prompt_dataset(n_prompts=1, two_turn_first=False)  # p0: category "analysis"
+    prompt = dataset.prompts.get()
+    response = Response.objects.create(prompt=prompt, model_name="m", turns=["Jawab"])
+    project = Project.objects.create(name="ratings", kind="likert", dataset=dataset)
+    Task.objects.create(project=project, prompt=prompt, response_ids=[response.pk], turn=0)
+    category_aspects_set(category="analysis", language="en", aspects=["Shared rigour"])
+    category_aspects_set(
+        category="analysis", language="en", aspects=["Project warmth", "Project brevity"], project=project
+    )
+
+    on_project = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="single_grade",
+        endpoint=make_endpoint(server, "grader-project"),
+        annotation_project=project,
+    )
+    on_dataset = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="single_grade",
+        endpoint=make_endpoint(server, "grader-dataset"),
+        dataset=dataset,
+    )
+
+    assert (on_project.status, on_project.n_done, on_dataset.status, on_dataset.n_done) == (
+        "succeeded",
+        1,
+        "succeeded",
+        1,
+    )
+    project_text, dataset_text = (last_user(request.body) for request in server.requests)
+    assert "1. Project warmth\n2. Project brevity" in project_text
+    assert "Shared rigour" not in project_text
+    assert "1. Shared rigour" in dataset_text
+    assert "Project warmth" not in dataset_text
+
+
 def test_an_out_of_range_grade_is_a_parse_error(server, django_capture_on_commit_callbacks):
     server.responder = lambda body: Reply(body=completion_body('{"explanation": "great", "score": 12}'))
     dataset = make_prompt_dataset(n_prompts=1, two_turn_first=False)
