@@ -14,7 +14,8 @@ import drf_spectacular.authentication
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions, status
@@ -78,39 +79,60 @@ class ExpiringTokenAuthentication(TokenAuthentication):
 def token_with_user(key: str) -> tuple[AbstractBaseUser, Token] | None:
     """The token ``key`` with its user, the user's roles already read (``accounts.roles.user_roles``)."""
     user_model = get_user_model()
-    fields = [f for f in user_model._meta.concrete_fields]
-    quote = connection.ops.quote_name
-    through = user_model.groups.through
-    group_table = quote(Group._meta.db_table)
-    joined = "string_agg(g.name, ',')" if connection.vendor == "postgresql" else "group_concat(g.name, ',')"
-    marks = ", ".join(["%s"] * len(ALL_ROLES))
-    sql = (
-        f"SELECT t.created, {', '.join('u.' + quote(f.column) for f in fields)},"
-        f" (SELECT {joined} FROM {quote(through._meta.db_table)} ug JOIN {group_table} g ON g.id = ug.group_id"
-        f"  WHERE ug.user_id = u.id AND g.name IN ({marks}))"
-        f" FROM {quote(Token._meta.db_table)} t JOIN {quote(user_model._meta.db_table)} u ON u.id = t.user_id"
-        " WHERE t.key = %s"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*ALL_ROLES, key])
+    conn = connections[DEFAULT_DB_ALIAS]
+    statement = _token_statements.get(conn.vendor)
+    if statement is None:
+        statement = _token_statements[conn.vendor] = _TokenStatement(user_model, conn)
+    with conn.cursor() as cursor:
+        cursor.execute(statement.sql, [*ALL_ROLES, key])
         row = cursor.fetchone()
     if row is None:
         return None
     values = list(row[1:-1])
-    for i, field in enumerate(fields):
-        col = field.get_col(user_model._meta.db_table)
-        for convert in connection.ops.get_db_converters(col) + field.get_db_converters(connection):
-            values[i] = convert(values[i], col, connection)
-    user = user_model.from_db(connection.alias, [f.attname for f in fields], values)
+    for i, col, converters in statement.converters:
+        for convert in converters:
+            values[i] = convert(values[i], col, conn)
+    user = user_model.from_db(DEFAULT_DB_ALIAS, statement.attnames, values)
     created = row[0]
-    created_field = Token._meta.get_field("created")
-    created_col = created_field.get_col(Token._meta.db_table)
-    for convert in connection.ops.get_db_converters(created_col):
-        created = convert(created, created_col, connection)
+    for convert in statement.created_converters:
+        created = convert(created, statement.created_col, conn)
     token = Token(key=key, user=user, created=created)
     token._state.adding = False
     roles_set(user, row[-1].split(",") if row[-1] else [])
     return user, token
+
+
+class _TokenStatement:
+    """``token_with_user``'s statement and the converters of its columns, made once per database vendor
+    (every API request runs it)."""
+
+    def __init__(self, user_model: type[AbstractBaseUser], conn: BaseDatabaseWrapper):
+        fields = list(user_model._meta.concrete_fields)
+        quote = conn.ops.quote_name
+        through = user_model.groups.through
+        group_table = quote(Group._meta.db_table)
+        joined = "string_agg(g.name, ',')" if conn.vendor == "postgresql" else "group_concat(g.name, ',')"
+        marks = ", ".join(["%s"] * len(ALL_ROLES))
+        self.sql = (
+            f"SELECT t.created, {', '.join('u.' + quote(f.column) for f in fields)},"
+            f" (SELECT {joined} FROM {quote(through._meta.db_table)} ug JOIN {group_table} g ON g.id = ug.group_id"
+            f"  WHERE ug.user_id = u.id AND g.name IN ({marks}))"
+            f" FROM {quote(Token._meta.db_table)} t JOIN {quote(user_model._meta.db_table)} u ON u.id = t.user_id"
+            " WHERE t.key = %s"
+        )
+        self.attnames = [f.attname for f in fields]
+        self.converters = []
+        for i, field in enumerate(fields):
+            col = field.get_col(user_model._meta.db_table)
+            found = conn.ops.get_db_converters(col) + field.get_db_converters(conn)
+            if found:
+                self.converters.append((i, col, found))
+        created_field = Token._meta.get_field("created")
+        self.created_col = created_field.get_col(Token._meta.db_table)
+        self.created_converters = conn.ops.get_db_converters(self.created_col)
+
+
+_token_statements: dict[str, _TokenStatement] = {}
 
 
 class SessionAuthentication(authentication.SessionAuthentication):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import uuid
 from collections import Counter
 from collections.abc import Hashable, Mapping
@@ -174,8 +175,32 @@ def rubrics_for(project: Project, category: str) -> list[CriterionView]:
 RUBRIC_GENERATION_KEY = "annotation:rubric-generation"
 
 
+class _RequestGeneration(threading.local):
+    """The rubric generation read by the current request: a request reads it once (a submit with
+    ``?next=1`` validates against the rubric scales and then shows the next task's rubric texts)."""
+
+    active = False
+    value: str | None = None
+
+
+_request_generation = _RequestGeneration()
+
+
+def rubric_generation_request_started(**kwargs: object) -> None:
+    """``request_started``: from now on the first read of the generation serves the whole request."""
+    _request_generation.active, _request_generation.value = True, None
+
+
+def rubric_generation_request_finished(**kwargs: object) -> None:
+    """``request_finished``: outside a request (tasks, commands) every read asks the cache again."""
+    _request_generation.active, _request_generation.value = False, None
+
+
 def _rubric_generation() -> str | None:
-    """The current rubric generation from the shared cache, or ``None`` when the cache is unreachable."""
+    """The current rubric generation from the shared cache, or ``None`` when the cache is unreachable;
+    read once per request."""
+    if _request_generation.value is not None:
+        return _request_generation.value
     try:
         generation = cache.get(RUBRIC_GENERATION_KEY)
         if generation is None:
@@ -186,10 +211,13 @@ def _rubric_generation() -> str | None:
     except Exception:  # the cache only saves a query: without it, read the rows every time
         logger.warning("cache unavailable; reading rubric rows without it", exc_info=True)
         return None
+    if _request_generation.active:
+        _request_generation.value = generation
     return generation
 
 
 def _new_rubric_generation() -> None:
+    _request_generation.value = None
     try:
         cache.set(RUBRIC_GENERATION_KEY, uuid.uuid4().hex, timeout=None)
     except Exception:

@@ -13,13 +13,14 @@ serialise writers, so no row lock is needed there.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
 
 from annotation.models import Annotation, Assignment, Membership, Project, Task, TaskSlot
@@ -59,10 +60,12 @@ class _Row:
 
     def build(self, values: Sequence[Any]) -> Any:
         values = list(values)
+        # The connection itself, not the per-thread proxy: converters read its attributes often.
+        conn = connections[DEFAULT_DB_ALIAS]
         for i, converters, col in self.converters:
             for convert in converters:
-                values[i] = convert(values[i], col, connection)
-        return self.model.from_db(connection.alias, self.attnames, values)
+                values[i] = convert(values[i], col, conn)
+        return self.model.from_db(DEFAULT_DB_ALIAS, self.attnames, values)
 
 
 _rows: dict[tuple[str, str], _Row] = {}
@@ -78,6 +81,19 @@ def _row(model: type[Model], name: str, fields: Sequence[str] | None = None) -> 
 
 def _table(model: type[Model]) -> str:
     return _q(model._meta.db_table)
+
+
+# The loop's statements as text, built once per process and database vendor: the text depends only on the
+# vendor and on the key (never on a value, which always travels as a parameter).
+_statements: dict[tuple[Any, ...], str] = {}
+
+
+def _statement(key: tuple[Any, ...], build: Any) -> str:
+    full = (connection.vendor, *key)
+    sql = _statements.get(full)
+    if sql is None:
+        sql = _statements[full] = build()
+    return sql
 
 
 _TASK_FIELDS = ("id", "project_id", "prompt_id", "response_ids", "turn", "is_gold")
@@ -113,19 +129,23 @@ class ClaimState:
 def claim_state(*, project_id: int, user_id: int, now: datetime) -> ClaimState | None:
     membership_row = _row(Membership, "membership", _MEMBERSHIP_FIELDS)
     project_row = _row(Project, "project")
-    assignments = _table(Assignment)
-    lock = " FOR UPDATE OF m" if connection.features.has_select_for_update_of else ""
-    sql = (
-        f"SELECT {membership_row.select('m')}, {project_row.select('p')},"
-        f" (SELECT a.id FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
-        "   AND a.status = %s ORDER BY a.id LIMIT 1),"
-        f" EXISTS (SELECT 1 FROM {assignments} a WHERE a.project_id = m.project_id AND a.status = %s"
-        "   AND a.lease_expires_at < %s),"
-        f" (SELECT COUNT(*) FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
-        "   AND a.status = %s AND NOT a.is_gold)"
-        f" FROM {_table(Membership)} m JOIN {_table(Project)} p ON p.id = m.project_id"
-        f" WHERE m.project_id = %s AND m.user_id = %s{lock}"
-    )
+
+    def build() -> str:
+        assignments = _table(Assignment)
+        lock = " FOR UPDATE OF m" if connection.features.has_select_for_update_of else ""
+        return (
+            f"SELECT {membership_row.select('m')}, {project_row.select('p')},"
+            f" (SELECT a.id FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
+            "   AND a.status = %s ORDER BY a.id LIMIT 1),"
+            f" EXISTS (SELECT 1 FROM {assignments} a WHERE a.project_id = m.project_id AND a.status = %s"
+            "   AND a.lease_expires_at < %s),"
+            f" (SELECT COUNT(*) FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
+            "   AND a.status = %s AND NOT a.is_gold)"
+            f" FROM {_table(Membership)} m JOIN {_table(Project)} p ON p.id = m.project_id"
+            f" WHERE m.project_id = %s AND m.user_id = %s{lock}"
+        )
+
+    sql = _statement(("claim-state",), build)
     assigned, submitted = Assignment.Status.ASSIGNED, Assignment.Status.SUBMITTED
     with connection.cursor() as cursor:
         cursor.execute(sql, [assigned, assigned, now, submitted, project_id, user_id])
@@ -158,6 +178,50 @@ def _response_turns_sql() -> str:
     )
 
 
+def _slot_take_statements(order_slot: int, ops: tuple[str, ...]) -> tuple[str, str, str]:
+    """The claim's statements for the caller's order key ``order_slot`` and a key range with the bound
+    operators ``ops``: PostgreSQL's one CTE (the other two are empty), or SQLite's pick and two updates."""
+
+    def build() -> str:
+        field = _q(f"order_key_{order_slot}")
+        task_row, prompt_row = _row(Task, "task", _TASK_FIELDS), _row(Prompt, "prompt", _PROMPT_FIELDS)
+        slots, assignments = _table(TaskSlot), _table(Assignment)
+        where, _ = _range_sql(field, [(op, 0) for op in ops])
+        pick = (
+            f"SELECT ts.id, ts.task_id, ts.{field} AS k FROM {slots} ts"
+            f" WHERE ts.group_id = %s AND ts.open_count > 0 AND {where}"
+            f" AND NOT EXISTS (SELECT 1 FROM {assignments} a WHERE a.task_id = ts.task_id AND a.annotator_id = %s)"
+            f" ORDER BY ts.{field}, ts.task_id LIMIT 1"
+        )
+        loaded = (
+            f" SELECT s.id, s.k, {_response_turns_sql()}, {task_row.select('t')}, {prompt_row.select('p')} FROM s"
+            f" JOIN {_table(Task)} t ON t.id = s.task_id LEFT JOIN {_table(Prompt)} p ON p.id = t.prompt_id"
+        )
+        if connection.vendor == "postgresql":
+            return (
+                f"WITH s AS ({pick} FOR UPDATE OF ts SKIP LOCKED),"
+                f" moved AS (UPDATE {slots} SET open_count = open_count - 1, active_count = active_count + 1"
+                "   WHERE id IN (SELECT id FROM s)),"
+                f" cursor_moved AS (UPDATE {_table(Membership)} SET cursor_key = (SELECT k FROM s),"
+                "   n_served = n_served + 1 WHERE id = %s AND EXISTS (SELECT 1 FROM s))" + loaded
+            )
+        return f"WITH s AS ({pick})" + loaded
+
+    take = _statement(("slot-take", order_slot, ops), build)
+    move_slot = _statement(
+        ("slot-move",),
+        lambda: (
+            f"UPDATE {_table(TaskSlot)} SET open_count = open_count - 1, active_count = active_count + 1"
+            " WHERE id = %s"
+        ),
+    )
+    move_cursor = _statement(
+        ("cursor-move",),
+        lambda: f"UPDATE {_table(Membership)} SET cursor_key = %s, n_served = n_served + 1 WHERE id = %s",
+    )
+    return take, move_slot, move_cursor
+
+
 def slot_take(
     *, membership: Membership, user_id: int, key_ranges: Sequence[Sequence[tuple[str, int]]]
 ) -> tuple[TaskSlot, Task] | None:
@@ -165,47 +229,22 @@ def slot_take(
     each a list of ``(operator, value)`` bounds on the caller's order key), skipping tasks the caller ever
     had; move the place from open to active and the caller's cursor to it. Returns the slot and its task
     with the prompt loaded, or ``None`` when the group needs nothing more from the caller."""
-    field = _q(f"order_key_{membership.order_slot}")
     task_row, prompt_row = _row(Task, "task", _TASK_FIELDS), _row(Prompt, "prompt", _PROMPT_FIELDS)
-    slots, assignments = _table(TaskSlot), _table(Assignment)
     postgres = connection.vendor == "postgresql"
     for bounds in key_ranges:
-        where, params = _range_sql(field, bounds)
-        pick = (
-            f"SELECT ts.id, ts.task_id, ts.{field} AS k FROM {slots} ts"
-            f" WHERE ts.group_id = %s AND ts.open_count > 0 AND {where}"
-            f" AND NOT EXISTS (SELECT 1 FROM {assignments} a WHERE a.task_id = ts.task_id AND a.annotator_id = %s)"
-            f" ORDER BY ts.{field}, ts.task_id LIMIT 1"
-        )
-        pick_params = [membership.group_id, *params, user_id]
-        loaded = (
-            f" SELECT s.id, s.k, {_response_turns_sql()}, {task_row.select('t')}, {prompt_row.select('p')} FROM s"
-            f" JOIN {_table(Task)} t ON t.id = s.task_id LEFT JOIN {_table(Prompt)} p ON p.id = t.prompt_id"
-        )
+        ops = tuple(op for op, _ in bounds)
+        take, move_slot, move_cursor = _slot_take_statements(membership.order_slot, ops)
+        pick_params = [membership.group_id, *(v for _, v in bounds), user_id]
         with connection.cursor() as cursor:
             if postgres:
-                cursor.execute(
-                    f"WITH s AS ({pick} FOR UPDATE OF ts SKIP LOCKED),"
-                    f" moved AS (UPDATE {slots} SET open_count = open_count - 1, active_count = active_count + 1"
-                    "   WHERE id IN (SELECT id FROM s)),"
-                    f" cursor_moved AS (UPDATE {_table(Membership)} SET cursor_key = (SELECT k FROM s),"
-                    "   n_served = n_served + 1 WHERE id = %s AND EXISTS (SELECT 1 FROM s))" + loaded,
-                    [*pick_params, membership.pk],
-                )
+                cursor.execute(take, [*pick_params, membership.pk])
                 row = cursor.fetchone()
             else:
-                cursor.execute(f"WITH s AS ({pick})" + loaded, pick_params)
+                cursor.execute(take, pick_params)
                 row = cursor.fetchone()
                 if row is not None:
-                    cursor.execute(
-                        f"UPDATE {slots} SET open_count = open_count - 1, active_count = active_count + 1"
-                        " WHERE id = %s",
-                        [row[0]],
-                    )
-                    cursor.execute(
-                        f"UPDATE {_table(Membership)} SET cursor_key = %s, n_served = n_served + 1 WHERE id = %s",
-                        [row[1], membership.pk],
-                    )
+                    cursor.execute(move_slot, [row[0]])
+                    cursor.execute(move_cursor, [row[1], membership.pk])
         if row is not None:
             n_t = len(task_row.columns)
             task = task_row.build(row[3 : 3 + n_t])
@@ -222,16 +261,29 @@ def slot_take(
 
 def assignment_insert(assignment: Assignment) -> Assignment:
     """Store a new assignment built in memory (token, permutation and times set) and give it its id."""
-    fields = [f for f in Assignment._meta.concrete_fields if not f.primary_key]
-    values = [f.get_db_prep_save(getattr(assignment, f.attname), connection) for f in fields]
-    columns = ", ".join(_q(f.column) for f in fields)
-    marks = ", ".join(["%s"] * len(fields))
+    conn = connections[DEFAULT_DB_ALIAS]
+    fields = _ASSIGNMENT_INSERT_FIELDS or _assignment_insert_fields()
+    values = [f.get_db_prep_save(getattr(assignment, f.attname), conn) for f in fields]
+
+    def build() -> str:
+        columns = ", ".join(_q(f.column) for f in fields)
+        marks = ", ".join(["%s"] * len(fields))
+        return f"INSERT INTO {_table(Assignment)} ({columns}) VALUES ({marks}) RETURNING id"
+
     with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {_table(Assignment)} ({columns}) VALUES ({marks}) RETURNING id", values)
+        cursor.execute(_statement(("assignment-insert",), build), values)
         assignment.pk = cursor.fetchone()[0]
     assignment._state.adding = False
-    assignment._state.db = connection.alias
+    assignment._state.db = DEFAULT_DB_ALIAS
     return assignment
+
+
+_ASSIGNMENT_INSERT_FIELDS: list[Any] = []
+
+
+def _assignment_insert_fields() -> list[Any]:
+    _ASSIGNMENT_INSERT_FIELDS.extend(f for f in Assignment._meta.concrete_fields if not f.primary_key)
+    return _ASSIGNMENT_INSERT_FIELDS
 
 
 # --- submit ---------------------------------------------------------------------------------------------
@@ -240,14 +292,17 @@ def assignment_insert(assignment: Assignment) -> Assignment:
 def assignment_locked(*, token: str, user_id: int) -> Assignment | None:
     """The caller's assignment ``token`` with its task and project, locked; ``None`` when it is not theirs."""
     a_row, t_row, p_row = _row(Assignment, "assignment"), _row(Task, "task-full"), _row(Project, "project")
-    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
-    sql = (
-        f"SELECT {a_row.select('a')}, {t_row.select('t')}, {p_row.select('p')}"
-        f" FROM {_table(Assignment)} a JOIN {_table(Task)} t ON t.id = a.task_id"
-        f" JOIN {_table(Project)} p ON p.id = a.project_id WHERE a.token = %s AND a.annotator_id = %s{lock}"
-    )
+
+    def build() -> str:
+        lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
+        return (
+            f"SELECT {a_row.select('a')}, {t_row.select('t')}, {p_row.select('p')}"
+            f" FROM {_table(Assignment)} a JOIN {_table(Task)} t ON t.id = a.task_id"
+            f" JOIN {_table(Project)} p ON p.id = a.project_id WHERE a.token = %s AND a.annotator_id = %s{lock}"
+        )
+
     with connection.cursor() as cursor:
-        cursor.execute(sql, [token, user_id])
+        cursor.execute(_statement(("assignment-locked",), build), [token, user_id])
         row = cursor.fetchone()
     if row is None:
         return None
@@ -268,39 +323,91 @@ def submitted_mark(
 ) -> None:
     """Move a held assignment to submitted and its place from active to submitted, and store its new
     ``annotations``, without reading any row back (PostgreSQL: one statement)."""
-    assignments, slots = _table(Assignment), _table(TaskSlot)
-    set_assignment = (
-        f"UPDATE {assignments} SET status = %s, submitted_at = %s, seconds_on_task = %s WHERE id = %s"
+    set_assignment = _statement(
+        ("assignment-submitted",),
+        lambda: (
+            f"UPDATE {_table(Assignment)} SET status = %s, submitted_at = %s, seconds_on_task = %s"
+            " WHERE id = %s"
+        ),
+    )
+    move_slot = _statement(
+        ("slot-submitted",),
+        lambda: (
+            f"UPDATE {_table(TaskSlot)} SET active_count = active_count - 1,"
+            " submitted_count = submitted_count + 1 WHERE id = %s"
+        ),
     )
     params: list[Any] = [Assignment.Status.SUBMITTED, now, seconds, assignment.pk]
-    move_slot = f"UPDATE {slots} SET active_count = active_count - 1, submitted_count = submitted_count + 1 WHERE id = %s"
-    insert, insert_params = _annotations_insert_sql(annotations, now=now)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            steps = [f"a AS ({set_assignment} RETURNING id)"]
-            if slot_id is not None:
-                steps.append(f"s AS ({move_slot} RETURNING id)")
+            # The answer rows travel as one JSON parameter: the statement's text stays the same whatever
+            # their number (the driver parses it once), and nothing is converted field by field here.
+            held = slot_id is not None
+            sql = _statement(
+                ("submitted-mark", held, bool(annotations)),
+                lambda: _submitted_mark_sql(held, bool(annotations)),
+            )
+            if held:
                 params.append(slot_id)
-            if insert:
-                cursor.execute(f"WITH {', '.join(steps)} {insert}", [*params, *insert_params])
-            else:
-                cursor.execute(f"WITH {', '.join(steps)} SELECT 1", params)
+            if annotations:
+                params.append(_annotations_json(annotations, now=now))
+            cursor.execute(sql, params)
             return
         cursor.execute(set_assignment, params)
         if slot_id is not None:
             cursor.execute(move_slot, [slot_id])
-        if insert:
+        if annotations:
+            insert, insert_params = _annotations_insert_sql(annotations, now=now)
             cursor.execute(insert, insert_params)
 
 
+def _submitted_mark_sql(held: bool, with_rows: bool) -> str:
+    """PostgreSQL's submit as one statement: the assignment's status, its place's counters when ``held``,
+    and the answer rows (one JSON parameter, a list of objects named after the columns) when ``with_rows``."""
+    steps = [
+        f"a AS (UPDATE {_table(Assignment)} SET status = %s, submitted_at = %s, seconds_on_task = %s"
+        " WHERE id = %s RETURNING id)"
+    ]
+    if held:
+        steps.append(
+            f"s AS (UPDATE {_table(TaskSlot)} SET active_count = active_count - 1,"
+            " submitted_count = submitted_count + 1 WHERE id = %s RETURNING id)"
+        )
+    if not with_rows:
+        return f"WITH {', '.join(steps)} SELECT 1"
+    columns = ", ".join(_q(f.column) for f in _annotation_fields())
+    table = _table(Annotation)
+    return (
+        f"WITH {', '.join(steps)} INSERT INTO {table} ({columns})"
+        f" SELECT {columns} FROM json_populate_recordset(NULL::{table}, %s::json)"
+    )
+
+
+@functools.cache
+def _annotation_fields() -> list[Any]:
+    return [f for f in Annotation._meta.concrete_fields if not f.primary_key]
+
+
+def _annotations_json(rows: Sequence[Annotation], *, now: datetime) -> str:
+    # Every column of an answer row is a number, a string or NULL; the creation time is ``now``.
+    created = now.isoformat()
+    names = [(f.column, f.attname) for f in _annotation_fields()]
+    out = []
+    for row in rows:
+        row.created_at = now
+        values = {column: getattr(row, attname) for column, attname in names}
+        values["created_at"] = created
+        out.append(values)
+    return json.dumps(out)
+
+
 def _annotations_insert_sql(rows: Sequence[Annotation], *, now: datetime) -> tuple[str, list[Any]]:
-    if not rows:
-        return "", []
-    fields = [f for f in Annotation._meta.concrete_fields if not f.primary_key]
+    conn = connections[DEFAULT_DB_ALIAS]
+    fields = _annotation_fields()
     columns = ", ".join(_q(f.column) for f in fields)
     marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
     values: list[Any] = []
     for row in rows:
         row.created_at = now
-        values.extend(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields)
+        values.extend(f.get_db_prep_save(getattr(row, f.attname), conn) for f in fields)
     return f"INSERT INTO {_table(Annotation)} ({columns}) VALUES {', '.join([marks] * len(rows))}", values

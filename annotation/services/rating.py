@@ -248,7 +248,7 @@ def _rows(assignment: Assignment, values: Sequence[AnnotationValue], comment: st
     rows = []
     for value in values:
         row = Annotation(
-            assignment=assignment,
+            assignment_id=assignment.pk,
             round=assignment.round,
             criterion=value.criterion,
             rubric_version=project.rubric_versions.get(value.criterion),
@@ -271,7 +271,9 @@ def _rows(assignment: Assignment, values: Sequence[AnnotationValue], comment: st
         rows.append(row)
     if comment:
         rows.append(
-            Annotation(assignment=assignment, round=assignment.round, criterion="comment", comment=comment)
+            Annotation(
+                assignment_id=assignment.pk, round=assignment.round, criterion="comment", comment=comment
+            )
         )
     return rows
 

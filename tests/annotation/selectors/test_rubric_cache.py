@@ -9,7 +9,11 @@ from rest_framework.test import APIClient
 
 from annotation import selectors
 from annotation.models import Rubric
-from annotation.selectors.core import RUBRIC_GENERATION_KEY
+from annotation.selectors.core import (
+    RUBRIC_GENERATION_KEY,
+    rubric_generation_request_finished,
+    rubric_generation_request_started,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -86,3 +90,37 @@ def test_without_a_reachable_cache_the_rows_are_read_every_time(
             with django_assert_num_queries(1):
                 assert _levels(project, "math") == expected
     assert "cache unavailable" in caplog.text
+
+
+def test_a_request_reads_the_generation_once(make_project, django_assert_num_queries):
+    project = make_project()
+    _levels(project, "math")
+    rubric_generation_request_started()
+    try:
+        _levels(project, "math")
+        # Announced by another process while this request runs: the request keeps what it read ...
+        cache.set(RUBRIC_GENERATION_KEY, "written-during-the-request", timeout=None)
+        with django_assert_num_queries(0):
+            _levels(project, "math")
+    finally:
+        rubric_generation_request_finished()
+    # ... and the next request (or any read outside a request) sees it.
+    rubric_generation_request_started()
+    try:
+        with django_assert_num_queries(1):
+            _levels(project, "math")
+    finally:
+        rubric_generation_request_finished()
+
+
+def test_a_rubric_edited_during_a_request_shows_in_the_same_request(make_project):
+    project = make_project()
+    rubric_generation_request_started()
+    try:
+        assert _levels(project, "")["relevance"][5] != "Edited in the request."
+        rubric = Rubric.objects.get(criterion="relevance", category="", version=1)
+        rubric.levels["en"]["5"] = "Edited in the request."
+        rubric.save()
+        assert _levels(project, "")["relevance"][5] == "Edited in the request."
+    finally:
+        rubric_generation_request_finished()
