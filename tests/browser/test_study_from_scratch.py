@@ -15,9 +15,11 @@ import re
 import krippendorff
 import numpy as np
 import pytest
+from django.contrib.auth.models import Group
 from django.core import mail
 from django.core.cache import cache
 
+from accounts.roles import ALL_ROLES
 from annotation.models import Annotation, Project
 from datasets_app import tasks
 from tests.datasets_app.alpaca import alpaca_rows, write_alpaca_csv
@@ -190,6 +192,10 @@ def rate_everything(page, keys_per_task):
 
 
 def test_a_study_from_an_empty_database(new_page, login, queued, tmp_path, problems):
+    # An empty database as migrations leave it: the role groups of accounts.0001 (a live-server test
+    # before this one may have flushed them).
+    for name in ALL_ROLES:
+        Group.objects.get_or_create(name=name)
     manager = new_page()
     login(manager, "project_manager", username="manajer")
 

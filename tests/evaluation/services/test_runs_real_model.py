@@ -62,7 +62,7 @@ def test_schema_constrained_pairwise_judge_run_on_a_real_model(
             judge_kind="pairwise",
             endpoint=smollm2_endpoint,
             dataset=dataset,
-            options={"seed": 3, "max_tokens": 96, "sampling": {"temperature": 0.0}},
+            options={"seed": 3, "max_tokens": 256, "sampling": {"temperature": 0.0}},
         )
     run.refresh_from_db()
     assert run.status == "succeeded" and run.n_total == 1
@@ -78,7 +78,7 @@ def test_schema_constrained_pairwise_judge_run_on_a_real_model(
             assert judgment.verdict in ("A", "B")
         else:
             assert judgment.verdict in (None, "")
-    # With max_tokens this small the explanation may be cut short; at least one order must parse.
+    # SmolLM2 may still ramble past the budget (its explanation repeats itself); at least one order must parse.
     assert any(j.parse_status == "ok" for j in judgments)
     verdict = PairVerdict.objects.get(judge_run=run)
     assert verdict.consistency in ("consistent", "biased_first", "biased_second", "error")
