@@ -8,6 +8,7 @@ Celery chunk tasks (eager), parsing and storage are the ones production uses.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -62,7 +63,7 @@ def test_schema_constrained_pairwise_judge_run_on_a_real_model(
             judge_kind="pairwise",
             endpoint=smollm2_endpoint,
             dataset=dataset,
-            options={"seed": 3, "max_tokens": 256, "sampling": {"temperature": 0.0}},
+            options={"seed": 3, "max_tokens": 96, "sampling": {"temperature": 0.0}},
         )
     run.refresh_from_db()
     assert run.status == "succeeded" and run.n_total == 1
@@ -77,11 +78,13 @@ def test_schema_constrained_pairwise_judge_run_on_a_real_model(
             assert data["score"] in ("Response 1", "Response 2")
             assert judgment.verdict in ("A", "B")
         else:
-            # The only way to fail under the grammar is the token budget: SmolLM2's explanation can repeat
-            # itself past it. The reply is then the start of the schema's object, cut before its score.
+            # Under the grammar a reply can only fail by running out of tokens (SmolLM2's explanation can
+            # repeat itself past the budget): it is then the start of the schema's object, and a score it
+            # already gave is one of the two allowed labels.
             assert judgment.verdict in (None, "")
-            assert judgment.raw_output.lstrip().startswith("{") and '"explanation"' in judgment.raw_output
-            assert '"score"' not in judgment.raw_output
+            assert judgment.raw_output.lstrip().startswith("{")
+            given = re.search(r'"score"\s*:\s*"([^"]*)"', judgment.raw_output)
+            assert given is None or given.group(1) in ("Response 1", "Response 2")
     verdict = PairVerdict.objects.get(judge_run=run)
     assert verdict.consistency in ("consistent", "biased_first", "biased_second", "error")
 
