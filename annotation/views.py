@@ -529,15 +529,20 @@ def manage_reclaim(request: HttpRequest, project_id: int) -> HttpResponse:
     return redirect("annotation:manage_detail", project_id=project.pk)
 
 
+def _form_errors_as_messages(request: HttpRequest, form) -> None:
+    """Each field's errors as one message, named by the field's (translated) label."""
+    for name, errors in form.errors.items():
+        label = form.fields[name].label if name in form.fields else name
+        messages.error(request, f"{label}: {' '.join(errors)}")
+
+
 @role_required(PROJECT_MANAGER)
 @require_POST
 def manage_quality_settings(request: HttpRequest, project_id: int) -> HttpResponse:
     project = _manager_project(project_id)
     form = QualitySettingsForm(request.POST, project=project)
     if not form.is_valid():
-        for name, errors in form.errors.items():
-            label = form.fields[name].label if name in form.fields else name
-            messages.error(request, f"{label}: {' '.join(errors)}")
+        _form_errors_as_messages(request, form)
     else:
         services.project_quality_settings_set(project=project, settings=form.cleaned_data)
         messages.success(request, _("Quality thresholds saved."))
@@ -550,9 +555,7 @@ def manage_qualification(request: HttpRequest, project_id: int) -> HttpResponse:
     project = _manager_project(project_id)
     form = QualificationForm(request.POST, project=project)
     if not form.is_valid():
-        for name, errors in form.errors.items():
-            label = form.fields[name].label if name in form.fields else name
-            messages.error(request, f"{label}: {' '.join(errors)}")
+        _form_errors_as_messages(request, form)
         return redirect("annotation:manage_detail", project_id=project.pk)
     try:
         services.project_qualification_set(
