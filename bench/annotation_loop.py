@@ -15,6 +15,11 @@ percentiles per kind and overall, error counts, the load average before the run,
 submit of the bench client and of the whole machine (every process: client, server, database and
 whatever else runs there).
 
+By default the annotators work back to back, which measures the server's most (and, by Little's law, makes
+latency the number of annotators over the throughput). ``--think S`` gives each annotator a pause of mean S
+seconds (exponential) before every submit, as people reading a task take: ``--annotators 1000 --think 20``
+is a campaign of a thousand people submitting every 20 s, about 50 submits/s offered.
+
 ``inprocess`` calls the WSGI application directly, one annotator, one request at a time, with the last
 token of the setup (so it does not take the tasks of the first ``run`` annotators): the CPU time of this
 process per ``next`` and per submit (database time excluded: the database is another process), and the
@@ -28,6 +33,7 @@ import http.client
 import io
 import json
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -141,7 +147,8 @@ def run(args: argparse.Namespace) -> None:
     url = urlsplit(args.url)
     payload = json.dumps(body).encode()
 
-    def work(token: str) -> None:
+    def work(token: str, seed: int) -> None:
+        pace = random.Random(seed)
         local: dict[str, list[float]] = {"next": [], "submit": []}
         local_errors: dict[str, int] = {}
         headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
@@ -162,6 +169,9 @@ def run(args: argparse.Namespace) -> None:
             return status, content
 
         task = None
+        if args.think:
+            # Annotators start spread over one think time, as a campaign's people do, not all at once.
+            time.sleep(pace.uniform(0, args.think))
         while time.monotonic() < stop_at:
             if task is None:
                 status, content = request("next", "GET", f"/api/v1/projects/{config['project']}/next")
@@ -172,6 +182,12 @@ def run(args: argparse.Namespace) -> None:
                     local_errors[key] = local_errors.get(key, 0) + 1
                     continue
                 task = json.loads(content)["task"]
+            if args.think:
+                # Reading the task and answering it: exponential, so arrivals at the server are Poisson.
+                pause = pace.expovariate(1 / args.think)
+                if time.monotonic() + pause >= stop_at:
+                    break
+                time.sleep(pause)
             if args.separate:
                 status, content = request("submit", "POST", f"/api/v1/tasks/{task}/annotations", payload)
                 task = None
@@ -200,7 +216,7 @@ def run(args: argparse.Namespace) -> None:
     load_before = [round(v, 2) for v in os.getloadavg()]
     busy_before, client_before = machine_busy_seconds(), time.process_time()
     started = time.monotonic()
-    threads = [threading.Thread(target=work, args=(t,)) for t in tokens]
+    threads = [threading.Thread(target=work, args=(t, n)) for n, t in enumerate(tokens)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -217,6 +233,7 @@ def run(args: argparse.Namespace) -> None:
         json.dumps(
             {
                 "annotators": len(tokens),
+                "think_s": args.think,
                 "tasks": config["tasks"],
                 "seconds": round(elapsed, 1),
                 "requests": len(every),
@@ -404,6 +421,13 @@ def main() -> None:
     p_run.add_argument("--config", default="var/bench-annotation.json")
     p_run.add_argument("--annotators", type=int, default=10)
     p_run.add_argument("--seconds", type=float, default=20)
+    p_run.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean seconds an annotator spends on a task before submitting (exponential; 0: back to back, "
+        "the server's most; e.g. 1000 annotators at 20 s offer 50 submits/s)",
+    )
     p_inprocess = sub.add_parser(
         "inprocess",
         help="CPU time and queries per next and per submit, in this process (needs Django settings)",
