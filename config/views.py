@@ -15,14 +15,14 @@ from drf_spectacular.views import SpectacularRedocView
 
 from accounts.roles import user_roles
 from annotation.selectors import annotator_projects
-from demo.selectors import demo_model_starting
+from demo.selectors import demo_model_state
 
 
 @login_required
 def home(request):
     roles = sorted(user_roles(request.user))
     projects = annotator_projects(user=request.user) if "annotator" in roles else []
-    context = {"roles": roles, "annotator_projects": projects, "demo_model_starting": demo_model_starting()}
+    context = {"roles": roles, "annotator_projects": projects, "demo_model": demo_model_state()}
     return render(request, "home.html", context)
 
 

@@ -1,15 +1,26 @@
 """Reads about the demo's state, for the home page."""
 
-from demo.services import DEMO_ENDPOINT_SLUG
+from django.core.cache import cache
+
+from demo.services import DEMO_ENDPOINT_SLUG, MODEL_UNREACHABLE_KEY
 from evaluation.models import ModelEndpoint
 
 
-def demo_model_starting() -> bool:
-    """Whether the demo's model endpoint exists but no judge run has been started on it yet.
+def demo_model_state() -> dict | None:
+    """The demo model's state while its judge run has not started: ``{"state": "starting"}``, or
+    ``{"state": "unreachable", "waited_s": N}`` once ``demo --judge-only --wait-model N`` gave up on it;
+    None when there is no demo model or its judge run exists.
 
     ``make demo`` loads the demo and starts the web server before the model server answers; the judge run
-    is started when it does. Until then the home page says the model is still starting.
+    is started when it does. Until then the home page says the model is still starting, or that it never
+    answered.
     """
-    return ModelEndpoint.objects.filter(
+    waiting = ModelEndpoint.objects.filter(
         slug=DEMO_ENDPOINT_SLUG, is_active=True, judge_runs__isnull=True
     ).exists()
+    if not waiting:
+        return None
+    unreachable = cache.get(MODEL_UNREACHABLE_KEY)
+    if unreachable is not None:
+        return {"state": "unreachable", "waited_s": unreachable.get("waited_s", 0)}
+    return {"state": "starting"}

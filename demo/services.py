@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -469,6 +470,11 @@ def model_server_ready(url: str, wait_s: float = 0.0) -> bool:
         time.sleep(1.0)
 
 
+# Set when the judge run could not start because the model server did not answer (read by the home page, in
+# another process: the cache is Redis, or files under the var folder in the embedded mode).
+MODEL_UNREACHABLE_KEY = "demo:model-unreachable"
+
+
 def demo_judge_start(*, model: DemoModel, user=None) -> tuple[JudgeRun | None, str]:
     """Start the pairwise judge run over the demo's pairwise project, if the model server answers."""
     project = Project.objects.filter(name=PAIRWISE_PROJECT).first()
@@ -476,10 +482,12 @@ def demo_judge_start(*, model: DemoModel, user=None) -> tuple[JudgeRun | None, s
     if project is None or endpoint is None:
         return None, "The demo is not loaded: run `python manage.py demo` first."
     if not model_server_ready(endpoint.base_url, model.wait_s):
+        cache.set(MODEL_UNREACHABLE_KEY, {"waited_s": round(model.wait_s)}, timeout=None)
         return None, (
             f"No model server answers at {endpoint.base_url}; the judge run was not started. Start one with "
             f"`scripts/model-server` and then run `python manage.py demo --judge-only`."
         )
+    cache.delete(MODEL_UNREACHABLE_KEY)
     with transaction.atomic():
         for earlier in JudgeRun.objects.filter(annotation_project=project, status__in=ACTIVE_STATUSES):
             run_cancel(run=earlier)
