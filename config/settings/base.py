@@ -301,7 +301,14 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # httpx logs every request it sends at INFO: on a model worker that is a line per model call, and its
+        # formatting and handler lock cost more CPU than our own handling of the reply. Failures are logged
+        # by the backends themselves (evaluation/inference).
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+    },
 }
 
 SESSION_COOKIE_HTTPONLY = True
