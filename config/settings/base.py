@@ -235,7 +235,11 @@ if REDIS_URL:
     CELERY_RESULT_BACKEND = REDIS_URL
     # Longer than the longest task, so a task acknowledged late is not redelivered while it runs.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=4 * 3600)
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=4 * 3600),
+        # A worker looks for tasks a dead worker left unacknowledged every 10 s (kombu's interval) and, with
+        # kombu's default throttle of 10, searches only on every tenth look: a task whose visibility timeout
+        # ran out just after a search waited 100 s more. A search is one ZRANGE on a small sorted set.
+        "unacked_restore_throttle": 1,
     }
 else:
     for sub in ("queue", "processed", "control"):
