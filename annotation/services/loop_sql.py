@@ -45,7 +45,8 @@ def _q(name: str) -> str:
 
 def _watched(model: type[Model]) -> bool:
     """Whether a ``pre_init`` or ``post_init`` receiver expects ``Model.__init__`` to run for ``model``."""
-    return signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model)
+    pre, post = signals.pre_init, signals.post_init
+    return bool(pre.receivers or post.receivers) and (pre.has_listeners(model) or post.has_listeners(model))
 
 
 def _loaded(model: type[Model], attnames: Sequence[str], values: Sequence[Any]) -> Model:
