@@ -4,18 +4,24 @@ Annotators address a task by its assignment token (``GET /projects/{id}/next`` r
 the token is random, so the URL says nothing about the prompt, the responses or the models.
 """
 
+import json
+import math
 from dataclasses import asdict
 
 from django.db import transaction
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from accounts.authentication import token_caller
 from accounts.permissions import HasRole
 from accounts.roles import ANNOTATOR, PROJECT_MANAGER, has_role
 from annotation import selectors, services
@@ -44,16 +50,24 @@ from datasets_app.jobs import JobRefused
 NOT_FOUND = OpenApiResponse(description="No such project or task for you.")
 
 
-def _lang(request) -> str:
-    wanted = request.query_params.get("lang") or get_language() or "en"
+def _lang_of(query: QueryDict) -> str:
+    wanted = query.get("lang") or get_language() or "en"
     return "id" if wanted.startswith("id") else "en"
 
 
-def _error(exc: services.AnnotationError, code: int = status.HTTP_400_BAD_REQUEST) -> Response:
+def _lang(request) -> str:
+    return _lang_of(request.query_params)
+
+
+def _error_body(exc: services.AnnotationError) -> dict:
     body = {"detail": str(exc)}
     if isinstance(exc, services.SubmissionInvalid | services.ProjectInvalid):
         body["errors"] = exc.errors
-    return Response(body, status=code)
+    return body
+
+
+def _error(exc: services.AnnotationError, code: int = status.HTTP_400_BAD_REQUEST) -> Response:
+    return Response(_error_body(exc), status=code)
 
 
 # --- projects (project managers) -----------------------------------------------------------------------
@@ -261,8 +275,114 @@ class NextTaskApi(APIView):
         return Response(selectors.task_view(assignment=assignment, lang=_lang(request)).as_payload())
 
 
+def _annotation_create(
+    *, token: str, user, answer: dict, seconds: float | None, with_next: bool, lang: str
+) -> tuple[dict, int]:
+    """The body and status of a submit (with ``with_next``, and the caller's next task)."""
+    submit = services.assignment_submit_next if with_next else services.assignment_submit
+    try:
+        outcome = submit(token=token, user=user, payload=answer, seconds=seconds)
+    except Assignment.DoesNotExist:
+        return {"detail": "Not found."}, status.HTTP_404_NOT_FOUND
+    except services.SubmissionInvalid as exc:
+        return _error_body(exc), status.HTTP_400_BAD_REQUEST
+    except services.AnnotationError as exc:
+        return _error_body(exc), status.HTTP_409_CONFLICT
+    result = outcome.submitted if with_next else outcome
+    body = {"task": token, "status": result.assignment.status, "outcome": result.outcome}
+    if with_next:
+        following = outcome.next
+        body["next"] = (
+            selectors.task_view(assignment=following, lang=lang).as_payload()
+            if following is not None
+            else None
+        )
+        if outcome.next_refused:
+            body["next_detail"] = outcome.next_refused
+    return body, status.HTTP_201_CREATED if result.outcome == "created" else status.HTTP_200_OK
+
+
+class _NotPlain(ValueError):
+    """A request body the plain path leaves to DRF's parser and serializer."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise _NotPlain(name)  # NaN and Infinity: DRF's strict parser answers 400
+
+
+def _plain_answer(body: bytes) -> tuple[dict, float | None]:
+    """The answer and seconds of a JSON body that ``AnnotationInputSerializer`` would take as they are;
+    ``_NotPlain`` for anything else (the serializer then says what is wrong, in its own words)."""
+    try:
+        data = json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _NotPlain from exc
+    if type(data) is not dict or type(data.get("answer")) is not dict:
+        raise _NotPlain
+    seconds = data.get("seconds")
+    if seconds is not None or "seconds" in data:
+        if type(seconds) not in (int, float) or not 0 <= seconds < math.inf:
+            raise _NotPlain
+        seconds = float(seconds)
+    return data["answer"], seconds
+
+
+_JSON = JSONRenderer()
+# What DRF's finalize_response adds to this view's responses (and the session middleware's Vary, which
+# session authentication's look at the session would have added).
+_PLAIN_HEADERS = {"Allow": "POST, OPTIONS", "Vary": "Accept, Cookie"}
+
+
 class AnnotationCreateApi(APIView):
+    """The annotation loop's request (``?next=1``: the answer and the next task in one).
+
+    A token-authenticated JSON request that DRF would accept as it is (no session cookie, a valid token of
+    an annotator, a JSON answer object, JSON accepted) is answered without DRF's request, negotiation,
+    serializer and response objects: the same services, body, status codes and headers, for a fraction of
+    the instructions. Every other request, and every refusal of authentication, permission or input, goes
+    through DRF as before (``post``).
+    """
+
     permission_classes = [HasRole(ANNOTATOR)]
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.method == "POST":
+            response = self._plain(request, kwargs["token"])
+            if response is not None:
+                return response
+        return super().dispatch(request, *args, **kwargs)
+
+    def _plain(self, request, token: str) -> HttpResponse | None:
+        if (
+            request.content_type != "application/json"
+            or request.content_params
+            or request.META.get("HTTP_ACCEPT", "*/*") not in ("*/*", "application/json")
+            or api_settings.URL_FORMAT_OVERRIDE in request.GET
+        ):
+            return None
+        user = token_caller(request)
+        if user is None:
+            return None
+        try:
+            answer, seconds = _plain_answer(request.body)
+        except _NotPlain:
+            return None
+        as_middleware_set, request.user = request.user, user
+        if not all(permission.has_permission(request, self) for permission in self.get_permissions()):
+            request.user = as_middleware_set  # DRF authenticates again, session first, and refuses
+            return None
+        body, code = _annotation_create(
+            token=token,
+            user=user,
+            answer=answer,
+            seconds=seconds,
+            with_next=request.GET.get("next", "") in ("1", "true"),
+            lang=_lang_of(request.GET),
+        )
+        response = HttpResponse(_JSON.render(body), content_type=_JSON.media_type, status=code)
+        for name, value in _PLAIN_HEADERS.items():
+            response[name] = value
+        return response
 
     @extend_schema(
         request=AnnotationInputSerializer,
@@ -286,33 +406,14 @@ class AnnotationCreateApi(APIView):
     def post(self, request, token: str):
         serializer = AnnotationInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        with_next = request.query_params.get("next", "") in ("1", "true")
-        submit = services.assignment_submit_next if with_next else services.assignment_submit
-        try:
-            outcome = submit(
-                token=token,
-                user=request.user,
-                payload=serializer.validated_data["answer"],
-                seconds=serializer.validated_data.get("seconds"),
-            )
-        except Assignment.DoesNotExist:
-            return Response({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
-        except services.SubmissionInvalid as exc:
-            return _error(exc)
-        except services.AnnotationError as exc:
-            return _error(exc, status.HTTP_409_CONFLICT)
-        result = outcome.submitted if with_next else outcome
-        body = {"task": token, "status": result.assignment.status, "outcome": result.outcome}
-        if with_next:
-            following = outcome.next
-            body["next"] = (
-                selectors.task_view(assignment=following, lang=_lang(request)).as_payload()
-                if following is not None
-                else None
-            )
-            if outcome.next_refused:
-                body["next_detail"] = outcome.next_refused
-        code = status.HTTP_201_CREATED if result.outcome == "created" else status.HTTP_200_OK
+        body, code = _annotation_create(
+            token=token,
+            user=request.user,
+            answer=serializer.validated_data["answer"],
+            seconds=serializer.validated_data.get("seconds"),
+            with_next=request.query_params.get("next", "") in ("1", "true"),
+            lang=_lang(request),
+        )
         return Response(body, status=code)
 
 

@@ -1,12 +1,17 @@
 """Site-wide middleware: a clear 503 when the database cannot be reached, a clear 429 for a locked login, a
-400 for input no view can use."""
+400 for input no view can use, and the Content-Security-Policy header."""
 
 from __future__ import annotations
 
+import functools
 import logging
 
+from csp.constants import HEADER, HEADER_REPORT_ONLY
+from csp.middleware import CheckableLazyObject, CSPMiddleware
+from csp.utils import build_policy
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.core.signals import setting_changed
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
@@ -29,6 +34,65 @@ def _wants_json(request: HttpRequest) -> bool:
         return True
     accept = request.headers.get("Accept", "")
     return "application/json" in accept and "text/html" not in accept
+
+
+# What a view may set on its response to change the policy (django-csp's decorators).
+_POLICY_CHANGES = (
+    "_csp_config",
+    "_csp_update",
+    "_csp_replace",
+    "_csp_config_ro",
+    "_csp_update_ro",
+    "_csp_replace_ro",
+)
+
+
+@functools.cache
+def _settings_policies() -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
+    """(header, policy, exemption attribute, excluded path prefixes) of the enforced and the report-only
+    policy of the settings, for responses that change neither."""
+    found = []
+    for header, setting, exempt, report_only in (
+        (HEADER, "CONTENT_SECURITY_POLICY", "_csp_exempt", False),
+        (HEADER_REPORT_ONLY, "CONTENT_SECURITY_POLICY_REPORT_ONLY", "_csp_exempt_ro", True),
+    ):
+        policy = build_policy(report_only=report_only)
+        if policy:
+            prefixes = (getattr(settings, setting, None) or {}).get("EXCLUDE_URL_PREFIXES", None) or ()
+            found.append((header, policy, exempt, tuple(prefixes)))
+    return tuple(found)
+
+
+def _policy_setting_changed(*, setting: str, **kwargs: object) -> None:
+    if setting.startswith("CONTENT_SECURITY_POLICY"):
+        _settings_policies.cache_clear()
+
+
+setting_changed.connect(_policy_setting_changed)
+
+
+class ContentSecurityPolicyMiddleware(CSPMiddleware):
+    """django-csp's middleware, with the settings' policy built once per process.
+
+    django-csp builds the header again for every response (twice: enforced and report-only). Most
+    responses neither use the request's nonce nor change the policy with a decorator, and theirs is the
+    same every time; the others are left to django-csp.
+    """
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if getattr(request, "_csp_nonce", None) is not None or any(
+            getattr(response, name, None) is not None for name in _POLICY_CHANGES
+        ):
+            return super().process_response(request, response)
+        if settings.DEBUG and response.status_code in (500, 404):
+            return response
+        for header, policy, exempt, excluded in _settings_policies():
+            if header not in response and getattr(response, exempt, False) is False:
+                if not request.path_info.startswith(excluded):
+                    response[header] = policy
+        # As django-csp does: a nonce asked for after the header was written is an error.
+        request.csp_nonce = CheckableLazyObject(self._csp_nonce_post_response)
+        return response
 
 
 class DatabaseUnavailableMiddleware:

@@ -8,9 +8,9 @@ from accounts import views as account_views
 from config import views
 
 api_v1 = [
+    path("", include("annotation.api_urls")),
     path("", include("accounts.api_urls")),
     path("", include("datasets_app.api_urls")),
-    path("", include("annotation.api_urls")),
     path("", include("evaluation.api_urls")),
     path("", include("analytics.api_urls")),
     path("exports/", include("exports.api_urls")),
@@ -35,6 +35,7 @@ redoc = csp_replace(
 )(views.RedocView.as_view(url_name="schema", template_name="api/redoc.html"))
 
 urlpatterns = [
+    path("api/v1/", include(api_v1)),
     path("", views.home, name="home"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/login/", account_views.LoginView.as_view(), name="login"),
@@ -47,7 +48,6 @@ urlpatterns = [
     path("evaluation/", include("evaluation.urls")),
     path("analytics/", include("analytics.urls")),
     path("admin/", admin.site.urls),
-    path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", swagger_ui, name="api-docs"),
     path("api/redoc/", redoc, name="api-redoc"),

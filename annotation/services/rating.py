@@ -28,6 +28,7 @@ from annotation.domain.submission import (
 )
 from annotation.models import Annotation, Assignment, Project, Task
 from annotation.selectors.core import criterion_scales
+from annotation.services import loop_sql
 from annotation.services.loop import (
     BATCH_SIZE,
     AssignmentClosed,
@@ -245,37 +246,40 @@ def submission_rules(project: Project, task: Task) -> SubmissionRules:
 def _rows(assignment: Assignment, values: Sequence[AnnotationValue], comment: str) -> list[Annotation]:
     task, project = assignment.task, assignment.project
     response_ids = task.response_ids
-    rows = []
+    rows: list[dict] = []
     for value in values:
-        row = Annotation(
-            assignment_id=assignment.pk,
-            round=assignment.round,
-            criterion=value.criterion,
-            rubric_version=project.rubric_versions.get(value.criterion),
-        )
+        row = {
+            "assignment_id": assignment.pk,
+            "round": assignment.round,
+            "criterion": value.criterion,
+            "rubric_version": project.rubric_versions.get(value.criterion),
+        }
         if value.criterion == "vote":
-            row.turn = task.turn if value.turn is None else value.turn
-            row.choice = str(value.value)
-            row.response_id = {"A": response_ids[0], "B": response_ids[1]}.get(str(value.value))
+            row["turn"] = task.turn if value.turn is None else value.turn
+            row["choice"] = str(value.value)
+            row["response_id"] = {"A": response_ids[0], "B": response_ids[1]}.get(str(value.value))
         elif value.criterion == "best":
             if value.value == ALL_BAD:
-                row.choice = ALL_BAD
+                row["choice"] = ALL_BAD
             else:
-                row.response_id = response_ids[int(value.value)]
+                row["response_id"] = response_ids[int(value.value)]
         else:
-            row.response_id = response_ids[int(value.target)]  # type: ignore[arg-type]
+            row["response_id"] = response_ids[int(value.target)]  # type: ignore[arg-type]
             if isinstance(value.value, str):  # a category of a categorical criterion
-                row.choice = value.value
+                row["choice"] = value.value
             else:
-                row.value_int = int(value.value)
+                row["value_int"] = int(value.value)
         rows.append(row)
     if comment:
         rows.append(
-            Annotation(
-                assignment_id=assignment.pk, round=assignment.round, criterion="comment", comment=comment
-            )
+            {
+                "assignment_id": assignment.pk,
+                "round": assignment.round,
+                "criterion": "comment",
+                "comment": comment,
+            }
         )
-    return rows
+    return loop_sql.new_instances(Annotation, rows)
 
 
 def _signature(rows: Iterable[Annotation]) -> set[tuple]:

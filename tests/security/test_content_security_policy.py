@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.db import OperationalError, connection
-from django.test import Client
+from django.test import Client, override_settings
 
 from tests.security.pages import client_for, is_html, matrix_pages
 
@@ -179,3 +179,16 @@ def test_no_template_carries_inline_script_handlers_or_styles():
         if problems:
             found[str(path.relative_to(TEMPLATES))] = problems
     assert found == {}
+
+
+def test_the_policy_follows_the_settings(client):
+    """The header is built once per process from the settings, and again when they change."""
+    assert "frame-ancestors 'none'" in client.get("/accounts/login/")["Content-Security-Policy"]
+    changed = {"DIRECTIVES": {"default-src": ["'self'"], "frame-ancestors": ["'self'"]}}
+    with override_settings(CONTENT_SECURITY_POLICY=changed, CONTENT_SECURITY_POLICY_REPORT_ONLY=changed):
+        response = client.get("/accounts/login/")
+        for header in ("Content-Security-Policy", "Content-Security-Policy-Report-Only"):
+            assert sorted(response[header].split("; ")) == ["default-src 'self'", "frame-ancestors 'self'"]
+    response = client.get("/accounts/login/")
+    assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+    assert "Content-Security-Policy-Report-Only" not in response

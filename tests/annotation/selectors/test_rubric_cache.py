@@ -81,7 +81,7 @@ def test_without_a_reachable_cache_the_rows_are_read_every_time(
     expected = _levels(project, "math")
     unreachable = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "config.cache.RedisCache",
             "LOCATION": "redis://127.0.0.1:9/0",
         }
     }

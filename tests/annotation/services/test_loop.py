@@ -7,8 +7,8 @@ from django.utils import timezone
 
 from annotation import services
 from annotation.domain.gold import is_gold_slot
-from annotation.models import Assignment, TaskSlot
-from annotation.services import assignment_claim, assignment_skip, assignment_submit
+from annotation.models import Annotation, Assignment, TaskSlot
+from annotation.services import assignment_claim, assignment_skip, assignment_submit, loop_sql
 from tests.annotation.conftest import likert_payload
 
 pytestmark = pytest.mark.django_db
@@ -146,3 +146,16 @@ def test_gold_items_come_at_the_rate_and_do_not_count_toward_k(make_project):
     expected = [is_gold_slot(project.seed, user.pk, i, project.gold_rate) for i in range(len(served))]
     assert [task in gold_ids for task in served] == expected
     assert not TaskSlot.objects.filter(task__in=gold_tasks).exists()
+
+
+def test_new_instances_are_the_models_own(db):
+    values = {"assignment_id": 7, "round": 2, "criterion": "relevance", "value_int": 4, "response_id": 3}
+    (made,) = loop_sql.new_instances(Annotation, [values])
+    expected = Annotation(**values)
+    fields = [f.attname for f in Annotation._meta.concrete_fields]
+    assert [getattr(made, f) for f in fields] == [getattr(expected, f) for f in fields]
+    assert made._state.adding and made._state.db is None and made.pk is None
+    # Each instance has its own state and values.
+    first, second = loop_sql.new_instances(Annotation, [{"criterion": "a"}, {"criterion": "b"}])
+    assert first._state is not second._state and (first.criterion, second.criterion) == ("a", "b")
+    assert first.round == 1 and first.choice == "" and first.response_id is None
