@@ -362,6 +362,13 @@ class Assignment(models.Model):
                 name="assignment_open_leases",
             ),
             models.Index(fields=["project", "status", "submitted_at"], name="assignment_project_status"),
+            # An annotator's progress (their submitted, non-gold tasks), counted on every claim: exactly this
+            # index, so the count never walks the whole project's submitted rows.
+            models.Index(
+                fields=["project", "annotator"],
+                condition=Q(status="submitted", is_gold=False),
+                name="assignment_own_done",
+            ),
         ]
 
     def __str__(self) -> str:
