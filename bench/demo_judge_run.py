@@ -4,9 +4,9 @@
     python bench/demo_judge_run.py --prompts 2 --slots 1 --model-url http://127.0.0.1:8081/v1
 
 What `make demo` does, in a fresh folder (``TIMBANG_VAR_DIR``, SQLite, the filesystem broker): load the demo
-with ``--prompts N`` (no simulated answers), start a real Celery worker (``--worker-concurrency`` processes, as
-scripts/serve does), then queue the pairwise judge run with ``manage.py demo --judge-only`` and time it from
-there to the run's end. The model server is llama.cpp's (xllamacpp) over ``--model`` with ``--slots`` slots
+with ``--prompts N`` (no simulated answers), start the model worker scripts/serve starts (the demo endpoint's
+queue, ``--worker-concurrency`` chunks at once on threads), then queue the pairwise judge run with ``manage.py
+demo --judge-only`` and time it from there to the run's end. The model server is llama.cpp's (xllamacpp) over ``--model`` with ``--slots`` slots
 (continuous batching), started here, or an already running OpenAI-compatible server at ``--model-url`` (model
 id ``demo``). The demo endpoint sends ``--slots`` requests at once. Prints one JSON object with the calls,
 the wall time, requests per second and the time 222 calls (the full demo, both orders) would take at that
@@ -47,7 +47,9 @@ def parse_args() -> argparse.Namespace:
         default=max(1, min(8, (os.cpu_count() or 1) - 1)),
         help="model server threads (default as scripts/model-server: cores - 1)",
     )
-    parser.add_argument("--worker-concurrency", type=int, default=2)
+    parser.add_argument(
+        "--worker-concurrency", type=int, default=3, help="chunks the model worker runs at once (threads)"
+    )
     parser.add_argument("--judge-orders", choices=("both", "random"), default="both")
     parser.add_argument("--max-tokens", type=int, default=200)
     parser.add_argument("--timeout", type=float, default=3600.0)
@@ -102,9 +104,25 @@ def main() -> int:
             + ["--no-judge", "--max-concurrency", str(args.slots), *judge],
             **quiet,
         )
+        # The model worker of scripts/serve: the demo endpoint's queue, chunks on threads sharing one bound.
+        queues = subprocess.run(
+            [python, "manage.py", "model_queues"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         worker = subprocess.Popen(
-            [str(Path(python).parent / "celery"), "-A", "config", "worker", "-Q", "default", "-l", "WARNING"]
-            + ["--concurrency", str(args.worker_concurrency)],
+            [str(Path(python).parent / "celery"), "-A", "config", "worker", "-Q", queues, "-l", "WARNING"]
+            + [
+                "--pool",
+                "threads",
+                "--concurrency",
+                str(args.worker_concurrency),
+                "--prefetch-multiplier",
+                "1",
+            ],
             cwd=ROOT,
             env=env,
             stdout=open(var / "worker.log", "w"),  # noqa: SIM115

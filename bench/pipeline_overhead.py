@@ -13,7 +13,10 @@ database (or ``--database-url``). By default that worker uses the threads pool, 
 (default 3) of ``concurrency`` items at once, and the endpoint's one backend in that process keeps at most
 ``--concurrency`` requests in flight across them. ``--worker-pool prefork`` gives the older layout:
 ``--worker-concurrency`` processes (default 2), one chunk of ``concurrency / worker-concurrency`` items each.
-Either way at most ``--concurrency`` requests are in flight on both sides. Without ``REDIS_URL`` (b) runs in
+Either way at most ``--concurrency`` requests are in flight on both sides. The stub server runs in a process of
+its own (``--stub-in-process`` puts it in the bench's process, as the script did before), so that neither
+side shares an interpreter lock with it: otherwise, on a fast server, the direct client competes with the stub
+for one process while the pipeline's worker has a process to itself, and the ratio measures that. Without ``REDIS_URL`` (b) runs in
 eager mode in this process, which leaves out the broker (said in the output). Prints one JSON object; the goal
 (DESIGN.md §9) is a ratio of at least 0.9.
 """
@@ -57,6 +60,11 @@ def parse_args() -> argparse.Namespace:
         "in flight",
     )
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file in a temp folder")
+    parser.add_argument(
+        "--stub-in-process",
+        action="store_true",
+        help="run the stub server on threads of this process (the direct client then shares its interpreter)",
+    )
     args = parser.parse_args()
     if not args.worker_concurrency:
         args.worker_concurrency = 3 if args.worker_pool == "threads" else 2
@@ -80,6 +88,70 @@ def process_cpu_s(group: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def _serve_stub(delay: float, pipe) -> None:
+    """The stub server in a child process; answers the parent's ``reset`` and ``stats`` over ``pipe``."""
+    from tests.evaluation.inference.openai_stub_server import StubOpenAIServer
+
+    server = StubOpenAIServer()
+    server._server.socket.listen(1024)
+    server.start()
+    server.delay_s = delay
+    pipe.send(server.base_url)
+    while True:
+        command = pipe.recv()
+        if command == "reset":
+            server.reset_counts()
+            server.requests.clear()
+            pipe.send(None)
+        elif command == "stats":
+            with server._lock:
+                server._count(0)  # brings the integral up to now
+                pipe.send((server.in_flight_seconds, server.max_in_flight))
+        else:
+            server.stop()
+            pipe.send(None)
+            return
+
+
+class StubProcess:
+    """The stub server's counters, read from its own process."""
+
+    def __init__(self, delay: float) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        self._pipe, child = context.Pipe()
+        self._process = context.Process(target=_serve_stub, args=(delay, child), daemon=True)
+        self._process.start()
+        self.base_url = self._pipe.recv()
+
+    def reset_counts(self) -> None:
+        self._pipe.send("reset")
+        self._pipe.recv()
+
+    def _stats(self) -> tuple[float, int]:
+        self._pipe.send("stats")
+        return self._pipe.recv()
+
+    @property
+    def in_flight_seconds(self) -> float:
+        return self._stats()[0]
+
+    @property
+    def max_in_flight(self) -> int:
+        return self._stats()[1]
+
+    def cpu_s(self) -> float:
+        """User + system CPU seconds of the stub's process so far, its threads included (Linux)."""
+        fields = Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self._pipe.send("stop")
+        self._pipe.recv()
+        self._process.join(timeout=10)
+
+
 def main() -> None:
     args = parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="timbang-bench-"))
@@ -90,14 +162,17 @@ def main() -> None:
     use_worker = bool(os.environ.get("REDIS_URL"))
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "false" if use_worker else "true"
 
-    from tests.evaluation.inference.openai_stub_server import StubOpenAIServer
+    if args.stub_in_process:
+        from tests.evaluation.inference.openai_stub_server import StubOpenAIServer
 
-    server = StubOpenAIServer()
-    # http.server listens with a backlog of 5: a burst of new connections would wait for SYN retransmits
-    # (1 s), which measures the stub, not the pipeline. A real model server listens with a deep backlog.
-    server._server.socket.listen(1024)
-    server.start()
-    server.delay_s = args.delay
+        server = StubOpenAIServer()
+        # http.server listens with a backlog of 5: a burst of new connections would wait for SYN retransmits
+        # (1 s), which measures the stub, not the pipeline. A real model server listens with a deep backlog.
+        server._server.socket.listen(1024)
+        server.start()
+        server.delay_s = args.delay
+    else:
+        server = StubProcess(args.delay)  # started before Django is set up: the child inherits no connection
 
     # (a) direct
     from evaluation.domain.sampling import SamplingParams
@@ -115,10 +190,12 @@ def main() -> None:
     with OpenAIBackend(base_url=server.base_url, model="stub", max_concurrency=args.concurrency) as backend:
         server.reset_counts()
         cpu_started = time.process_time()
+        stub_cpu_started = server.cpu_s() if isinstance(server, StubProcess) else 0.0
         started = time.perf_counter()
         results = backend.generate(requests)
         direct_s = time.perf_counter() - started
         direct_cpu_s = time.process_time() - cpu_started
+        direct_stub_cpu_s = (server.cpu_s() if isinstance(server, StubProcess) else 0.0) - stub_cpu_started
     assert all(r.ok for r in results)
     direct_mean_in_flight = server.in_flight_seconds / direct_s
 
@@ -188,6 +265,7 @@ def main() -> None:
     try:
         server.reset_counts()
         bench_cpu_started = time.process_time()
+        stub_cpu_started = server.cpu_s() if isinstance(server, StubProcess) else 0.0
         worker_cpu_started = process_cpu_s(worker.pid) if worker is not None else 0.0
         started = time.perf_counter()
         run = generation_run_start(
@@ -201,6 +279,7 @@ def main() -> None:
         pipeline_s = time.perf_counter() - started
         pipeline_mean_in_flight = server.in_flight_seconds / pipeline_s
         bench_cpu_s = time.process_time() - bench_cpu_started
+        pipeline_stub_cpu_s = (server.cpu_s() if isinstance(server, StubProcess) else 0.0) - stub_cpu_started
         worker_cpu_s = process_cpu_s(worker.pid) - worker_cpu_started if worker is not None else 0.0
     finally:
         if worker is not None:
@@ -234,12 +313,16 @@ def main() -> None:
                 # Time-weighted means, as the server saw them: the share of its capacity each side used.
                 "direct_mean_in_flight": round(direct_mean_in_flight, 2),
                 "pipeline_mean_in_flight": round(pipeline_mean_in_flight, 2),
-                # CPU milliseconds per request. Direct: this process, client and stub server together.
-                # Pipeline: the worker process (client, Celery, ORM) plus this process (stub server,
-                # the polling loop and, in eager mode, everything).
+                # CPU milliseconds per request. Direct: this process, the client (and the stub server with
+                # --stub-in-process). Pipeline: the worker process (client, Celery, ORM) plus this process
+                # (the polling loop, the stub server with --stub-in-process and, in eager mode, everything).
                 "direct_cpu_ms_per_request": round(1000 * direct_cpu_s / args.requests, 3),
                 "pipeline_worker_cpu_ms_per_request": round(1000 * worker_cpu_s / args.requests, 3),
                 "pipeline_bench_cpu_ms_per_request": round(1000 * bench_cpu_s / args.requests, 3),
+                # The stub server's own process (0 with --stub-in-process: it is then in the figures above).
+                "stub_process": not args.stub_in_process,
+                "direct_stub_cpu_ms_per_request": round(1000 * direct_stub_cpu_s / args.requests, 3),
+                "pipeline_stub_cpu_ms_per_request": round(1000 * pipeline_stub_cpu_s / args.requests, 3),
                 "load_average_1m": round(os.getloadavg()[0], 2),
                 "run_status": run.status,
                 "responses_written": n_rows,
