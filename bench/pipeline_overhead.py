@@ -278,6 +278,7 @@ def main() -> None:
             time.sleep(0.02)
         pipeline_s = time.perf_counter() - started
         pipeline_mean_in_flight = server.in_flight_seconds / pipeline_s
+        pipeline_max_in_flight = server.max_in_flight
         bench_cpu_s = time.process_time() - bench_cpu_started
         pipeline_stub_cpu_s = (server.cpu_s() if isinstance(server, StubProcess) else 0.0) - stub_cpu_started
         worker_cpu_s = process_cpu_s(worker.pid) - worker_cpu_started if worker is not None else 0.0
@@ -309,7 +310,7 @@ def main() -> None:
                 "direct_requests_per_s": round(direct_rps, 2),
                 "pipeline_requests_per_s": round(pipeline_rps, 2),
                 "ratio": round(pipeline_rps / direct_rps, 4),
-                "pipeline_max_in_flight": server.max_in_flight,
+                "pipeline_max_in_flight": pipeline_max_in_flight,
                 # Time-weighted means, as the server saw them: the share of its capacity each side used.
                 "direct_mean_in_flight": round(direct_mean_in_flight, 2),
                 "pipeline_mean_in_flight": round(pipeline_mean_in_flight, 2),
