@@ -13,11 +13,13 @@ database (or ``--database-url``). By default that worker uses the threads pool, 
 (default 3) of ``concurrency`` items at once, and the endpoint's one backend in that process keeps at most
 ``--concurrency`` requests in flight across them. ``--worker-pool prefork`` gives the older layout:
 ``--worker-concurrency`` processes (default 2), one chunk of ``concurrency / worker-concurrency`` items each.
-Either way at most ``--concurrency`` requests are in flight on both sides. The stub server runs in a process of
-its own (``--stub-in-process`` puts it in the bench's process, as the script did before), so that neither
-side shares an interpreter lock with it: otherwise, on a fast server, the direct client competes with the stub
-for one process while the pipeline's worker has a process to itself, and the ratio measures that. Without ``REDIS_URL`` (b) runs in
-eager mode in this process, which leaves out the broker (said in the output). Prints one JSON object; the goal
+``--worker-processes N`` starts N threads workers as ``MODEL_WORKER_PROCESSES=N`` makes scripts/serve do,
+each keeping ``concurrency / N`` requests in flight. Either way at most ``--concurrency`` requests are in
+flight on both sides. The stub server runs in a process of its own (``--stub-in-process`` puts it in the
+bench's process, as the script did before), so that neither side shares an interpreter lock with it:
+otherwise, on a fast server, the direct client competes with the stub for one process while the pipeline's
+worker has a process to itself, and the ratio measures that. Without ``REDIS_URL`` (b) runs in eager mode in
+this process, which leaves out the broker (said in the output). Prints one JSON object; the goal
 (DESIGN.md §9) is a ratio of at least 0.9.
 """
 
@@ -51,6 +53,12 @@ def parse_args() -> argparse.Namespace:
         "chunk each",
     )
     parser.add_argument("--worker-concurrency", type=int, default=0, help="default: 3 threads, 2 processes")
+    parser.add_argument(
+        "--worker-processes",
+        type=int,
+        default=1,
+        help="worker processes (MODEL_WORKER_PROCESSES): each keeps concurrency / N requests in flight",
+    )
     parser.add_argument(
         "--chunk-size",
         type=int,
@@ -223,50 +231,65 @@ def main() -> None:
         queue="gpu.bench",
     )
 
-    worker = None
-    log = open(tmp / "worker.log", "w+")  # noqa: SIM115 - closed below
+    workers: list[subprocess.Popen] = []
+    logs: list = []
     if use_worker:
         from config.celery import app
 
         with app.connection_for_write() as connection:
             connection.default_channel.queue_purge("gpu.bench")
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-Q",
-                "gpu.bench",
-                "--concurrency",
-                str(args.worker_concurrency),
-                "--pool",
-                args.worker_pool,
-                "-l",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
-            cwd=ROOT,
-            env={**os.environ, "LOG_LEVEL": "INFO"},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        for n in range(args.worker_processes):
+            log_path = tmp / f"worker-{n}.log"
+            logs.append(open(log_path, "w+"))  # noqa: SIM115 - closed below
+            workers.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "config",
+                        "worker",
+                        "-n",
+                        f"bench{n}@%h",
+                        "-Q",
+                        "gpu.bench",
+                        "--concurrency",
+                        str(args.worker_concurrency),
+                        "--pool",
+                        args.worker_pool,
+                        "-l",
+                        "INFO",
+                        "--without-gossip",
+                        "--without-mingle",
+                        "--without-heartbeat",
+                    ],
+                    cwd=ROOT,
+                    # Each process keeps its share of the endpoint's bound in flight (scripts/serve).
+                    env={
+                        **os.environ,
+                        "LOG_LEVEL": "INFO",
+                        "MODEL_WORKER_PROCESSES": str(args.worker_processes),
+                    },
+                    stdout=logs[-1],
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
         deadline = time.monotonic() + 60
-        while "ready." not in (tmp / "worker.log").read_text():
-            if time.monotonic() > deadline or worker.poll() is not None:
-                raise SystemExit("worker did not start:\n" + (tmp / "worker.log").read_text()[-2000:])
-            time.sleep(0.1)
+        for n, worker in enumerate(workers):
+            while "ready." not in (tmp / f"worker-{n}.log").read_text():
+                if time.monotonic() > deadline or worker.poll() is not None:
+                    raise SystemExit(
+                        "worker did not start:\n" + (tmp / f"worker-{n}.log").read_text()[-2000:]
+                    )
+                time.sleep(0.1)
 
     try:
         server.reset_counts()
         bench_cpu_started = time.process_time()
         stub_cpu_started = server.cpu_s() if isinstance(server, StubProcess) else 0.0
-        worker_cpu_started = process_cpu_s(worker.pid) if worker is not None else 0.0
+        worker_cpu_started = sum(process_cpu_s(worker.pid) for worker in workers)
         started = time.perf_counter()
         run = generation_run_start(
             dataset=dataset, endpoints=[endpoint], options={"chunk_size": args.chunk_size}
@@ -281,12 +304,14 @@ def main() -> None:
         pipeline_max_in_flight = server.max_in_flight
         bench_cpu_s = time.process_time() - bench_cpu_started
         pipeline_stub_cpu_s = (server.cpu_s() if isinstance(server, StubProcess) else 0.0) - stub_cpu_started
-        worker_cpu_s = process_cpu_s(worker.pid) - worker_cpu_started if worker is not None else 0.0
+        worker_cpu_s = sum(process_cpu_s(worker.pid) for worker in workers) - worker_cpu_started
     finally:
-        if worker is not None:
+        for worker in workers:
             os.killpg(worker.pid, signal.SIGTERM)
+        for worker in workers:
             worker.wait(timeout=30)
-        log.close()
+        for log in logs:
+            log.close()
         server.stop()
 
     n_rows = Response.objects.filter(generation_run=run).count()
@@ -304,6 +329,7 @@ def main() -> None:
                 else "eager (no broker; set REDIS_URL for a real worker)",
                 "worker_pool": args.worker_pool if use_worker else None,
                 "worker_concurrency": args.worker_concurrency if use_worker else None,
+                "worker_processes": args.worker_processes if use_worker else None,
                 "database": "sqlite" if not args.database_url else "given",
                 "direct_seconds": round(direct_s, 3),
                 "pipeline_seconds": round(pipeline_s, 3),

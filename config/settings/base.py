@@ -266,6 +266,15 @@ CELERY_TASK_ROUTES = {
 # The model queues (gpu.<endpoint>) a model worker consumes: `manage.py model_queues` prints these when set
 # (a host serving some models only), else the queues of every endpoint in the database.
 MODEL_QUEUES = env.list("MODEL_QUEUES", default=[])
+# How many model worker processes serve the model queues (scripts/serve starts that many). Each process keeps
+# its share of an OpenAI-compatible endpoint's max_concurrency in flight, so together they keep the whole
+# bound: more than one lets a very fast model server (short replies, many at once) use more than one core of
+# the worker host. Local backends (llama.cpp, transformers, vLLM) load their model in every process.
+MODEL_WORKER_PROCESSES = env.int("MODEL_WORKER_PROCESSES", default=1)
+if MODEL_WORKER_PROCESSES < 1:
+    raise environ.ImproperlyConfigured(
+        f"MODEL_WORKER_PROCESSES must be at least 1, got {MODEL_WORKER_PROCESSES}"
+    )
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

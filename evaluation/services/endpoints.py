@@ -9,6 +9,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -109,6 +110,12 @@ def endpoint_sampling(endpoint: ModelEndpoint, overrides: Mapping[str, Any] | No
     return SamplingParams.from_dict({**(endpoint.sampling_defaults or {}), **dict(overrides or {})})
 
 
+def process_share(bound: int, processes: int) -> int:
+    """Requests in flight one of ``processes`` worker processes may keep, so that together they keep at most
+    ``bound`` (and at least one each): 32 over 2 processes is 16 each, 5 over 2 is 2 each."""
+    return max(1, bound // max(1, processes))
+
+
 def backend_kwargs(endpoint: ModelEndpoint) -> dict[str, Any]:
     """Constructor arguments of the endpoint's backend (the key itself is read by the backend)."""
     options = dict(endpoint.backend_options or {})
@@ -117,7 +124,7 @@ def backend_kwargs(endpoint: ModelEndpoint) -> dict[str, Any]:
             "base_url": endpoint.base_url,
             "model": endpoint.model_id,
             "api_key_env": endpoint.api_key_env or None,
-            "max_concurrency": endpoint.max_concurrency,
+            "max_concurrency": process_share(endpoint.max_concurrency, settings.MODEL_WORKER_PROCESSES),
             **options,
         }
     return {"model": endpoint.model_id, **options}

@@ -79,3 +79,37 @@ def test_the_backend_reads_the_named_variable_and_is_rebuilt_after_an_edit(monke
         assert endpoint_backend(endpoint).max_concurrency == 5
     finally:
         backend_cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("bound", "processes", "each"), [(32, 1, 32), (32, 2, 16), (64, 3, 21), (5, 2, 2), (1, 4, 1)]
+)
+def test_each_model_worker_process_keeps_its_share_of_the_bound(settings, bound, processes, each):
+    """MODEL_WORKER_PROCESSES worker processes together keep at most the endpoint's bound in flight (and at
+    least one request each)."""
+    settings.MODEL_WORKER_PROCESSES = processes
+    endpoint = _create(max_concurrency=bound)
+    try:
+        assert endpoint_backend(endpoint).max_concurrency == each
+        assert each * processes <= bound or each == 1
+    finally:
+        backend_cache_clear()
+
+
+def test_fewer_than_one_model_worker_process_is_refused_at_start(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env={
+            "DJANGO_SETTINGS_MODULE": "config.settings.local",
+            "MODEL_WORKER_PROCESSES": "0",
+            "TIMBANG_VAR_DIR": str(tmp_path),
+            "PATH": "/usr/bin:/bin",
+        },
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0
+    assert "MODEL_WORKER_PROCESSES must be at least 1, got 0" in done.stderr
