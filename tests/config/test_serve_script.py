@@ -23,7 +23,11 @@ def _option(command: list[str], name: str) -> str:
 def test_a_default_worker_and_a_model_worker():
     default, model = _celery_commands()
     assert _option(default, "-Q") == "default" and _option(default, "-n") == "default@%h"
-    assert _option(model, "-Q") == "$QUEUES" and _option(model, "-n") == "models@%h"
+    assert _option(model, "-Q") == "$QUEUES" and _option(model, "-n") == "models$n@%h"
+    # MODEL_WORKER_PROCESSES of them (default 1), each process told how many share the bound.
+    text = SERVE.read_text()
+    assert 'export MODEL_WORKER_PROCESSES="${MODEL_WORKER_PROCESSES:-1}"' in text
+    assert 'for n in $(seq "$MODEL_WORKER_PROCESSES"); do' in text
     assert _option(model, "--prefetch-multiplier") == "1"
     # Several chunks at once on threads, sharing each endpoint's bound of requests in flight.
     assert _option(model, "--pool") == "threads"
@@ -38,7 +42,8 @@ def test_the_demo_starts_serve_and_the_docs_name_the_same_workers():
     deployment = (REPO_ROOT / "docs" / "deployment.md").read_text()
     for words in (
         "`-n default@%h -Q default -B`",
-        "`-n models@%h`",
+        "`-n models1@%h`",
+        "`MODEL_WORKER_PROCESSES`",
         "`--prefetch-multiplier 1`",
         "`gpu.demo-llm`",
     ):
