@@ -34,22 +34,17 @@ def _home(client, language: str) -> str:
     return client.get(reverse("home")).content.decode()
 
 
-def test_the_notice_shows_until_the_judge_run_is_queued(client, llamacpp_server, llamacpp_model_id, capsys):
+def _load_demo_without_judge(model_url: str, model_id: str, *more: str) -> None:
+    """The demo as `make demo` loads it before the model answers: `--no-judge`, one sample prompt."""
     call_command(
         "demo",
-        "--password",
-        "demo-pass",
-        "--no-simulated",
-        "--prompts",
-        "1",
-        "--model-url",
-        llamacpp_server,
-        "--model-id",
-        llamacpp_model_id,
-        "--no-judge",
-        "--max-concurrency",
-        "4",
+        *("--password", "demo-pass", "--no-simulated", "--prompts", "1"),
+        *("--model-url", model_url, "--model-id", model_id, "--no-judge", *more),
     )
+
+
+def test_the_notice_shows_until_the_judge_run_is_queued(client, llamacpp_server, llamacpp_model_id, capsys):
+    _load_demo_without_judge(llamacpp_server, llamacpp_model_id, "--max-concurrency", "4")
     endpoint = ModelEndpoint.objects.get(slug="demo-llm")
     assert endpoint.max_concurrency == 4  # as many requests at once as the model server has slots
     assert not JudgeRun.objects.exists()
@@ -95,19 +90,7 @@ UNREACHABLE_ID = "Model demo tidak menjawab dalam 2 detik, jadi demo berjalan ta
 def test_a_model_that_never_answers_is_said_so_and_the_notice_clears_once_it_does(
     client, llamacpp_server, llamacpp_model_id, unused_tcp_port_url, capsys
 ):
-    call_command(
-        "demo",
-        "--password",
-        "demo-pass",
-        "--no-simulated",
-        "--prompts",
-        "1",
-        "--model-url",
-        unused_tcp_port_url,
-        "--model-id",
-        llamacpp_model_id,
-        "--no-judge",
-    )
+    _load_demo_without_judge(unused_tcp_port_url, llamacpp_model_id)
     with pytest.raises(Exception, match="No model server answers at"):
         call_command("demo", "--judge-only", "--wait-model", "2", "--judge-orders", "random")
     assert not JudgeRun.objects.exists()
