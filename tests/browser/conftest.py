@@ -79,3 +79,28 @@ def login(make_user):
         return user
 
     return _login
+
+
+@pytest.fixture
+def queued(monkeypatch, settings, tmp_path):
+    """The messages the Datasets pages send to the import worker, kept here instead of sent to a broker;
+    ``run_import_worker`` then does the worker's part."""
+    from datasets_app import tasks
+
+    settings.UPLOADS_DIR = tmp_path / "uploads"
+    sent: list[dict] = []
+    monkeypatch.setattr(
+        tasks.dataset_import_run_task,
+        "apply_async",
+        lambda args, task_id, queue: sent.append({"args": args, "task_id": task_id, "queue": queue}),
+    )
+    return sent
+
+
+def run_import_worker(sent: list[dict]) -> None:
+    """Run the first queued import the way the default worker would."""
+    from datasets_app import tasks
+
+    message = sent.pop(0)
+    assert message["queue"] == "default"
+    tasks.dataset_import_run_task.apply(args=message["args"], task_id=message["task_id"])

@@ -6,30 +6,11 @@ broker) and the test runs that task, as a worker would, while the page polls."""
 
 import pytest
 
-from datasets_app import tasks
 from datasets_app.models import Dataset, DatasetImport, ImportMapping, Response
+from tests.browser.conftest import run_import_worker
 from tests.datasets_app.alpaca import alpaca_rows, write_alpaca_csv
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def queued(monkeypatch, settings, tmp_path):
-    """The messages the pages send to the import worker."""
-    settings.UPLOADS_DIR = tmp_path / "uploads"
-    sent: list[dict] = []
-    monkeypatch.setattr(
-        tasks.dataset_import_run_task,
-        "apply_async",
-        lambda args, task_id, queue: sent.append({"args": args, "task_id": task_id, "queue": queue}),
-    )
-    return sent
-
-
-def run_worker(sent):
-    message = sent.pop(0)
-    assert message["queue"] == "default"
-    tasks.dataset_import_run_task.apply(args=message["args"], task_id=message["task_id"])
 
 
 def upload(page, path, name):
@@ -62,7 +43,7 @@ def test_upload_preview_map_and_import_in_the_background(page, login, queued, tm
     page.wait_for_selector("[data-testid=import-progress]")
     assert page.inner_text("[data-testid=import-status]").startswith("Queued")
     assert Dataset.objects.count() == 0
-    run_worker(queued)
+    run_import_worker(queued)
     page.wait_for_selector("[data-testid=dataset-link]", timeout=15_000)
     assert page.inner_text("[data-testid=import-counts]") == "4 prompts, 8 responses"
     assert page.locator("[data-testid=import-progress]").count() == 0
@@ -89,7 +70,7 @@ def test_bad_file_shows_line_numbered_errors_and_writes_nothing(page, login, que
     upload(page, write_alpaca_csv(tmp_path / "bad.csv", rows), "Bad pairs")
     page.click("[data-testid=start-import]")
     page.wait_for_selector("[data-testid=import-progress]")
-    run_worker(queued)
+    run_import_worker(queued)
     page.wait_for_selector("[data-testid=import-errors]", timeout=15_000)
     assert "2 problems; nothing was written" in page.inner_text("#import-status")
     cells = [

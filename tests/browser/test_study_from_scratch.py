@@ -21,7 +21,7 @@ from django.core.cache import cache
 
 from accounts.roles import ALL_ROLES
 from annotation.models import Annotation, Project
-from datasets_app import tasks
+from tests.browser.conftest import run_import_worker
 from tests.datasets_app.alpaca import alpaca_rows, write_alpaca_csv
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -36,19 +36,6 @@ YES_NO = {"1": "yes", "2": "no"}  # the keys of the yes/no criterion's categorie
 @pytest.fixture(autouse=True)
 def _clean_cache():
     cache.clear()
-
-
-@pytest.fixture
-def queued(monkeypatch, settings, tmp_path):
-    """The messages the upload page sends to the import worker."""
-    settings.UPLOADS_DIR = tmp_path / "uploads"
-    sent: list[dict] = []
-    monkeypatch.setattr(
-        tasks.dataset_import_run_task,
-        "apply_async",
-        lambda args, task_id, queue: sent.append({"args": args, "task_id": task_id, "queue": queue}),
-    )
-    return sent
 
 
 @pytest.fixture
@@ -92,8 +79,7 @@ def import_dataset(page, queued, tmp_path):
     page.fill("#const-language", "ind")
     page.click("[data-testid=start-import]")
     page.wait_for_selector("[data-testid=import-progress]")
-    message = queued.pop(0)  # the worker's part
-    tasks.dataset_import_run_task.apply(args=message["args"], task_id=message["task_id"])
+    run_import_worker(queued)  # the worker's part
     page.wait_for_selector("[data-testid=dataset-link]", timeout=15_000)
     assert page.inner_text("[data-testid=import-counts]") == "3 prompts, 6 responses"
 
