@@ -481,13 +481,13 @@ def demo_judge_start(*, model: DemoModel, user=None) -> tuple[JudgeRun | None, s
     endpoint = ModelEndpoint.objects.filter(slug=DEMO_ENDPOINT_SLUG).first()
     if project is None or endpoint is None:
         return None, "The demo is not loaded: run `python manage.py demo` first."
+    cache.delete(MODEL_UNREACHABLE_KEY)  # while this waits, the model is starting
     if not model_server_ready(endpoint.base_url, model.wait_s):
         cache.set(MODEL_UNREACHABLE_KEY, {"waited_s": round(model.wait_s)}, timeout=None)
         return None, (
             f"No model server answers at {endpoint.base_url}; the judge run was not started. Start one with "
             f"`scripts/model-server` and then run `python manage.py demo --judge-only`."
         )
-    cache.delete(MODEL_UNREACHABLE_KEY)
     with transaction.atomic():
         for earlier in JudgeRun.objects.filter(annotation_project=project, status__in=ACTIVE_STATUSES):
             run_cancel(run=earlier)
@@ -529,6 +529,7 @@ def demo_load(
 ) -> DemoResult:
     """Create (or reset) the demo. ``prompts`` keeps only the first N sample prompts (a quicker demo);
     ``model`` None skips the endpoint and the judge run. Safe to run again."""
+    cache.delete(MODEL_UNREACHABLE_KEY)  # a model that failed an earlier demo is starting again, if at all
     with transaction.atomic():
         users, by_name = _users(password)
         _clear_previous()

@@ -107,3 +107,19 @@ def test_a_model_that_never_answers_is_said_so_and_the_notice_clears_once_it_doe
     assert JudgeRun.objects.count() == 1
     assert demo_model_state() is None
     assert UNREACHABLE_EN not in _home(client, "en")
+
+
+def test_loading_the_demo_again_forgets_a_model_that_failed_before(
+    client, llamacpp_model_id, unused_tcp_port_url
+):
+    """`make demo` run again after a model server that never answered: while the new one starts, the home
+    page says it is starting, not that it failed."""
+    _load_demo_without_judge(unused_tcp_port_url, llamacpp_model_id)
+    with pytest.raises(Exception, match="No model server answers at"):
+        call_command("demo", "--judge-only", "--wait-model", "1", "--judge-orders", "random")
+    assert demo_model_state()["state"] == "unreachable"
+
+    _load_demo_without_judge(unused_tcp_port_url, llamacpp_model_id)
+    assert demo_model_state() == {"state": "starting"}
+    assert client.login(username="peneliti", password="demo-pass")
+    assert NOTICE_EN in _home(client, "en")
