@@ -24,6 +24,7 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from accounts.roles import ALL_ROLES, roles_set
+from accounts.sql import prepared_cursor
 
 
 def token_expires_at(created: datetime, lifetime_days: int) -> datetime | None:
@@ -105,7 +106,7 @@ def token_with_user(key: str) -> tuple[AbstractBaseUser, Token] | None:
     statement = _token_statements.get(conn.vendor)
     if statement is None:
         statement = _token_statements[conn.vendor] = _TokenStatement(user_model, conn)
-    with conn.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(statement.sql, [*ALL_ROLES, key])
         row = cursor.fetchone()
     if row is None:

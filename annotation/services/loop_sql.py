@@ -25,6 +25,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model, signals
 from django.db.models.base import ModelState
 
+from accounts.sql import prepared_cursor
 from annotation.models import Annotation, Assignment, Membership, Project, Task, TaskSlot
 from datasets_app.models import Prompt, Response
 
@@ -124,6 +125,13 @@ def _row(model: type[Model], name: str, fields: Sequence[str] | None = None) -> 
     return row
 
 
+def _literal(value: str) -> str:
+    """A choice's value as an SQL string literal (the values are ours: letters and underscores)."""
+    if not value.replace("_", "").isalnum():
+        raise ValueError(f"not a plain choice value: {value!r}")
+    return f"'{value}'"
+
+
 def _table(model: type[Model]) -> str:
     return _q(model._meta.db_table)
 
@@ -178,22 +186,25 @@ def claim_state(*, project_id: int, user_id: int, now: datetime) -> ClaimState |
     def build() -> str:
         assignments = _table(Assignment)
         lock = " FOR UPDATE OF m" if connection.features.has_select_for_update_of else ""
+        # The statuses are written into the text: the partial indexes of open leases and of submitted
+        # tasks name them, and a prepared statement's plan can use them only so.
+        assigned = _literal(Assignment.Status.ASSIGNED)
+        submitted = _literal(Assignment.Status.SUBMITTED)
         return (
             f"SELECT {membership_row.select('m')}, {project_row.select('p')},"
             f" (SELECT a.id FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
-            "   AND a.status = %s ORDER BY a.id LIMIT 1),"
-            f" EXISTS (SELECT 1 FROM {assignments} a WHERE a.project_id = m.project_id AND a.status = %s"
+            f"   AND a.status = {assigned} ORDER BY a.id LIMIT 1),"
+            f" EXISTS (SELECT 1 FROM {assignments} a WHERE a.project_id = m.project_id AND a.status = {assigned}"
             "   AND a.lease_expires_at < %s),"
             f" (SELECT COUNT(*) FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
-            "   AND a.status = %s AND NOT a.is_gold)"
+            f"   AND a.status = {submitted} AND NOT a.is_gold)"
             f" FROM {_table(Membership)} m JOIN {_table(Project)} p ON p.id = m.project_id"
             f" WHERE m.project_id = %s AND m.user_id = %s{lock}"
         )
 
     sql = _statement(("claim-state",), build)
-    assigned, submitted = Assignment.Status.ASSIGNED, Assignment.Status.SUBMITTED
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [assigned, assigned, now, submitted, project_id, user_id])
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, [now, project_id, user_id])
         row = cursor.fetchone()
     if row is None:
         return None
@@ -280,7 +291,7 @@ def slot_take(
         ops = tuple(op for op, _ in bounds)
         take, move_slot, move_cursor = _slot_take_statements(membership.order_slot, ops)
         pick_params = [membership.group_id, *(v for _, v in bounds), user_id]
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:
             if postgres:
                 cursor.execute(take, [*pick_params, membership.pk])
                 row = cursor.fetchone()
@@ -315,7 +326,7 @@ def assignment_insert(assignment: Assignment) -> Assignment:
         marks = ", ".join(["%s"] * len(fields))
         return f"INSERT INTO {_table(Assignment)} ({columns}) VALUES ({marks}) RETURNING id"
 
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_statement(("assignment-insert",), build), values)
         assignment.pk = cursor.fetchone()[0]
     assignment._state.adding = False
@@ -346,7 +357,7 @@ def assignment_locked(*, token: str, user_id: int) -> Assignment | None:
             f" JOIN {_table(Project)} p ON p.id = a.project_id WHERE a.token = %s AND a.annotator_id = %s{lock}"
         )
 
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_statement(("assignment-locked",), build), [token, user_id])
         row = cursor.fetchone()
     if row is None:
@@ -383,7 +394,7 @@ def submitted_mark(
         ),
     )
     params: list[Any] = [Assignment.Status.SUBMITTED, now, seconds, assignment.pk]
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         if connection.vendor == "postgresql":
             # The answer rows travel as one JSON parameter: the statement's text stays the same whatever
             # their number (the driver parses it once), and nothing is converted field by field here.
