@@ -158,6 +158,38 @@ def test_the_loop_request_needs_eight_statements_on_postgresql(make_project, dja
     assert posted.status_code == 201 and posted.json()["next"] is not None
 
 
+def _prepared_statements() -> list[tuple[str, str]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT statement, parameter_types::text FROM pg_prepared_statements WHERE NOT from_sql"
+        )
+        return cursor.fetchall()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
+def test_the_loop_prepares_its_statements_once_not_once_a_request(make_project):
+    project = make_project(n_prompts=20, n_models=3, per_group=1, best_pick="optional")
+    api = token_client(project.annotators[0])
+    token = api.get(f"/api/v1/projects/{project.pk}/next").json()["task"]
+    loops = 12
+    for _ in range(loops):
+        posted = api.post(
+            f"/api/v1/tasks/{token}/annotations?next=1", {"answer": likert_payload(3, best=1)}, format="json"
+        )
+        assert posted.status_code == 201
+        token = posted.json()["next"]["task"]
+    prepared = _prepared_statements()
+    # One prepared statement per text and parameter types: the token read, the lock, the submit, the claim
+    # state, the insert, and the claim for each shape of key range (and integer width of its bounds) met.
+    assert len(set(prepared)) == len(prepared)
+    assert len(prepared) < 2 * 6
+    texts = " ".join(statement for statement, _types in prepared)
+    for table in ("authtoken_token", "annotation_membership", "annotation_taskslot", "annotation_annotation"):
+        assert table in texts
+    # The statuses the partial indexes name are in the claim state's text, not parameters.
+    assert "a.status = 'assigned'" in texts and "a.status = 'submitted'" in texts
+
+
 def test_token_user_and_roles_come_in_one_statement(make_project):
     project = make_project(n_prompts=2, per_group=1)
     api = token_client(project.annotators[0])

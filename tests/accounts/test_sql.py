@@ -1,0 +1,51 @@
+"""``accounts.sql.prepared_cursor``: statements prepared once per PostgreSQL connection, logged like any
+other query, and the usual cursor elsewhere. The loop's own use of it: ``tests/annotation/api/test_submit_next.py``."""
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from accounts.sql import prepared_cursor
+
+pytestmark = pytest.mark.django_db
+
+postgresql_only = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's; SQLite has none to list"
+)
+
+
+def _prepared() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")
+        return [row[0] for row in cursor.fetchall()]
+
+
+@postgresql_only
+def test_a_statement_is_prepared_once_and_answers_with_every_value():
+    before = len(_prepared())
+    for n in range(4):
+        with prepared_cursor() as cursor:
+            cursor.execute("SELECT %s::int * 2, %s::text", [n, f"v{n}"])
+            assert cursor.fetchone() == (2 * n, f"v{n}")
+    texts = _prepared()
+    assert len(texts) == before + 1
+    assert any("$1::int * 2" in text for text in texts)
+
+
+def test_its_statements_are_in_the_query_log_with_their_values():
+    with CaptureQueriesContext(connection) as queries:
+        with prepared_cursor() as cursor:
+            cursor.execute("SELECT %s || 'x'", ["marker-41"])
+            assert cursor.fetchone() == ("marker-41x",)
+    assert len(queries) == 1
+    assert "'marker-41'" in queries.captured_queries[0]["sql"]
+
+
+def test_a_failed_statement_is_the_usual_database_error_and_the_connection_goes_on():
+    with pytest.raises(DatabaseError):
+        with transaction.atomic():
+            with prepared_cursor() as cursor:
+                cursor.execute("SELECT %s FROM no_such_table", [1])
+    with prepared_cursor() as cursor:
+        cursor.execute("SELECT 1 / %s", [1])
+        assert cursor.fetchone() == (1,)
