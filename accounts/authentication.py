@@ -24,7 +24,7 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from accounts.roles import ALL_ROLES, roles_set
-from accounts.sql import prepared_cursor
+from accounts.sql import instance_loaded, prepared_cursor
 
 
 def token_expires_at(created: datetime, lifetime_days: int) -> datetime | None:
@@ -115,12 +115,12 @@ def token_with_user(key: str) -> tuple[AbstractBaseUser, Token] | None:
     for i, col, converters in statement.converters:
         for convert in converters:
             values[i] = convert(values[i], col, conn)
-    user = user_model.from_db(DEFAULT_DB_ALIAS, statement.attnames, values)
+    user = instance_loaded(user_model, statement.attnames, values)
     created = row[0]
     for convert in statement.created_converters:
         created = convert(created, statement.created_col, conn)
-    token = Token(key=key, user=user, created=created)
-    token._state.adding = False
+    token = instance_loaded(Token, _TOKEN_FIELDS, [key, user.pk, created])
+    Token.user.field.set_cached_value(token, user)
     roles_set(user, row[-1].split(",") if row[-1] else [])
     return user, token
 
@@ -156,6 +156,7 @@ class _TokenStatement:
 
 
 _token_statements: dict[str, _TokenStatement] = {}
+_TOKEN_FIELDS = ("key", "user_id", "created")
 
 
 class SessionAuthentication(authentication.SessionAuthentication):

@@ -1,4 +1,5 @@
-"""Prepared statements for the statements every API request runs (the token read, the annotation loop).
+"""The statements every API request runs (the token read, the annotation loop): prepared statements, and
+model instances made from their rows without ``Model.__init__``.
 
 Django sends the ORM's queries with client-side binding and no prepared statements, so PostgreSQL parses
 and plans every statement it receives; for the loop's few fixed statements that planning was a third of
@@ -13,10 +14,13 @@ databases it is the usual cursor.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.utils import CursorWrapper
+from django.db.models import Model, signals
+from django.db.models.base import ModelState
 
 try:
     from django.db.backends.postgresql.base import CursorDebugWrapper, ServerBindingCursor
@@ -64,3 +68,24 @@ def prepared_cursor(alias: str = DEFAULT_DB_ALIAS) -> CursorWrapper:
     with conn.wrap_database_errors:
         raw = _PreparingCursor(pg)
     return _PreparedDebugWrapper(raw, conn) if conn.queries_logged else conn.make_cursor(raw)
+
+
+def init_watched(model: type[Model]) -> bool:
+    """Whether a ``pre_init`` or ``post_init`` receiver expects ``Model.__init__`` to run for ``model``."""
+    pre, post = signals.pre_init, signals.post_init
+    return bool(pre.receivers or post.receivers) and (pre.has_listeners(model) or post.has_listeners(model))
+
+
+def instance_loaded(
+    model: type[Model], attnames: Sequence[str], values: Sequence[Any], *, alias: str = DEFAULT_DB_ALIAS
+) -> Model:
+    """``model.from_db``: an instance loaded from the database, the fields not in ``attnames`` deferred,
+    made by filling its ``__dict__`` (``Model.__init__`` walks every field and cost more than the hot
+    statements' own Python); through ``from_db`` whenever an init signal watches the model."""
+    if init_watched(model):
+        return model.from_db(alias, attnames, values)
+    instance = model.__new__(model)
+    instance.__dict__.update(zip(attnames, values, strict=True))
+    state = instance._state = ModelState()
+    state.adding, state.db = False, alias
+    return instance

@@ -22,10 +22,10 @@ from datetime import datetime
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.models import Model, signals
+from django.db.models import Model
 from django.db.models.base import ModelState
 
-from accounts.sql import prepared_cursor
+from accounts.sql import init_watched, instance_loaded, prepared_cursor
 from annotation.models import Annotation, Assignment, Membership, Project, Task, TaskSlot
 from datasets_app.models import Prompt, Response
 
@@ -44,37 +44,22 @@ def _q(name: str) -> str:
     return connection.ops.quote_name(name)
 
 
-def _watched(model: type[Model]) -> bool:
-    """Whether a ``pre_init`` or ``post_init`` receiver expects ``Model.__init__`` to run for ``model``."""
-    pre, post = signals.pre_init, signals.post_init
-    return bool(pre.receivers or post.receivers) and (pre.has_listeners(model) or post.has_listeners(model))
-
-
-def _loaded(model: type[Model], attnames: Sequence[str], values: Sequence[Any]) -> Model:
-    """``model.from_db``: an instance loaded from the database, the fields not in ``attnames`` deferred."""
-    if _watched(model):
-        return model.from_db(DEFAULT_DB_ALIAS, attnames, values)
-    instance = model.__new__(model)
-    instance.__dict__.update(zip(attnames, values, strict=True))
-    state = instance._state = ModelState()
-    state.adding, state.db = False, DEFAULT_DB_ALIAS
-    return instance
-
-
 _IMMUTABLE = (type(None), bool, int, float, str)
 _defaults: dict[type[Model], dict[str, Any] | None] = {}
 
 
 def new_instances(model: type[Model], rows: Sequence[dict[str, Any]]) -> list[Model]:
     """``[model(**values) for values in rows]`` (``values`` by attribute name, the other fields at their
-    defaults), built from a copy of the defaults when every default is an immutable value."""
+    defaults), built from a copy of the defaults when every default is an immutable value that is the same
+    for every instance (a callable default, such as a new token, is called by ``Model.__init__`` instead)."""
     defaults = _defaults.get(model, False)
     if defaults is False:
         template = vars(model()).copy()
         del template["_state"]
-        immutable = all(type(v) in _IMMUTABLE for v in template.values())
+        fixed = not any(f.has_default() and callable(f.default) for f in model._meta.concrete_fields)
+        immutable = fixed and all(type(v) in _IMMUTABLE for v in template.values())
         defaults = _defaults[model] = template if immutable else None
-    if defaults is None or _watched(model):
+    if defaults is None or init_watched(model):
         return [model(**values) for values in rows]
     made = []
     for values in rows:
@@ -111,7 +96,7 @@ class _Row:
         for i, converters, col in self.converters:
             for convert in converters:
                 values[i] = convert(values[i], col, conn)
-        return _loaded(self.model, self.attnames, values)
+        return instance_loaded(self.model, self.attnames, values)
 
 
 _rows: dict[tuple[str, str], _Row] = {}
@@ -307,8 +292,17 @@ def slot_take(
             task.prompt = prompt_row.build(row[3 + n_t :]) if task.prompt_id is not None else None
             # The page's response texts came with the claim (``selectors.task_view`` reads them here).
             task.loaded_response_turns = {pk: turns for pk, turns in json.loads(row[2] or "[]")}
-            slot = TaskSlot(id=row[0], task_id=task.pk, group_id=membership.group_id)
-            setattr(slot, f"order_key_{membership.order_slot}", row[1])
+            (slot,) = new_instances(
+                TaskSlot,
+                [
+                    {
+                        "id": row[0],
+                        "task_id": task.pk,
+                        "group_id": membership.group_id,
+                        f"order_key_{membership.order_slot}": row[1],
+                    }
+                ],
+            )
             membership.cursor_key = row[1]
             membership.n_served += 1
             return slot, task
