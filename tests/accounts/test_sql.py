@@ -5,7 +5,7 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from accounts.sql import prepared_cursor
+from accounts.sql import instance_loaded, prepared_cursor
 
 pytestmark = pytest.mark.django_db
 
@@ -49,3 +49,13 @@ def test_a_failed_statement_is_the_usual_database_error_and_the_connection_goes_
     with prepared_cursor() as cursor:
         cursor.execute("SELECT 1 / %s", [1])
         assert cursor.fetchone() == (1,)
+
+
+def test_a_loaded_instance_is_what_from_db_gives(db, make_user):
+    user = make_user("annotator")
+    fields = [f.attname for f in type(user)._meta.concrete_fields]
+    values = [getattr(user, f) for f in fields]
+    loaded = instance_loaded(type(user), fields, values)
+    expected = type(user).from_db("default", fields, values)
+    assert [getattr(loaded, f) for f in fields] == [getattr(expected, f) for f in fields]
+    assert not loaded._state.adding and loaded._state.db == "default" and loaded == user

@@ -159,3 +159,9 @@ def test_new_instances_are_the_models_own(db):
     first, second = loop_sql.new_instances(Annotation, [{"criterion": "a"}, {"criterion": "b"}])
     assert first._state is not second._state and (first.criterion, second.criterion) == ("a", "b")
     assert first.round == 1 and first.choice == "" and first.response_id is None
+
+
+def test_new_instances_call_a_callable_default_for_every_instance(db):
+    # An assignment's token is made by a callable default: two new assignments never share one.
+    first, second = loop_sql.new_instances(Assignment, [{"round": 1}, {"round": 1}])
+    assert first.token and second.token and first.token != second.token
