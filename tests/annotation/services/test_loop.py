@@ -3,6 +3,8 @@
 from datetime import timedelta
 
 import pytest
+from django.db import models
+from django.test.utils import isolate_apps
 from django.utils import timezone
 
 from annotation import services
@@ -161,7 +163,19 @@ def test_new_instances_are_the_models_own(db):
     assert first.round == 1 and first.choice == "" and first.response_id is None
 
 
-def test_new_instances_call_a_callable_default_for_every_instance(db):
-    # An assignment's token is made by a callable default: two new assignments never share one.
-    first, second = loop_sql.new_instances(Assignment, [{"round": 1}, {"round": 1}])
-    assert first.token and second.token and first.token != second.token
+@isolate_apps("annotation")
+def test_new_instances_call_a_callable_default_for_every_instance():
+    counter = iter(range(100))
+
+    class Stamped(models.Model):
+        code = models.CharField(max_length=8, default=lambda: f"c{next(counter)}")
+        n = models.IntegerField(default=0)
+
+        class Meta:
+            app_label = "annotation"
+
+        def __str__(self) -> str:
+            return self.code
+
+    first, second = loop_sql.new_instances(Stamped, [{"n": 1}, {"n": 2}])
+    assert first.code != second.code and (first.n, second.n) == (1, 2)
