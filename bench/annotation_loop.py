@@ -20,6 +20,9 @@ latency the number of annotators over the throughput). ``--think S`` gives each 
 seconds (exponential) before every submit, as people reading a task take: ``--annotators 1000 --think 20``
 is a campaign of a thousand people submitting every 20 s, about 50 submits/s offered.
 
+``bench/annotation_loop_ab.sh`` runs ``run`` for several codes in turn (old and new, alternated), each on a
+fresh copy of its own setup's database and a fresh server (see docs/benchmarks.md).
+
 ``inprocess`` calls the WSGI application directly, one annotator, one request at a time, with the last
 token of the setup (so it does not take the tasks of the first ``run`` annotators): the CPU time of this
 process per ``next`` and per submit (database time excluded: the database is another process), and the

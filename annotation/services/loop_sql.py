@@ -6,6 +6,9 @@ Rows come back as model instances (``_Row``) built with the model's own converte
 above treat them like ORM rows; they, and the answer rows a submit stores (``new_instances``), are made
 without ``Model.__init__``, whose walk over every field cost more than the statements' own Python.
 
+Each statement goes through ``accounts.sql.prepared_cursor``: PostgreSQL parses and plans it once per
+connection, not once per request. Values a partial index names are written into the text (see there).
+
 PostgreSQL claims a place with one statement (a CTE that picks the first open slot of the caller's
 order with ``FOR UPDATE SKIP LOCKED``, moves its counters and the caller's cursor) and inserts the
 assignment with a second. SQLite runs the same steps one statement each; its IMMEDIATE transactions
