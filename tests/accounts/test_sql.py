@@ -14,20 +14,24 @@ postgresql_only = pytest.mark.skipif(
 )
 
 
-def _prepared() -> list[str]:
+def prepared_statements() -> list[tuple[str, str]]:
+    """This connection's prepared statements (protocol-level ones, as psycopg makes them) with their
+    parameter types."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")
-        return [row[0] for row in cursor.fetchall()]
+        cursor.execute(
+            "SELECT statement, parameter_types::text FROM pg_prepared_statements WHERE NOT from_sql"
+        )
+        return cursor.fetchall()
 
 
 @postgresql_only
 def test_a_statement_is_prepared_once_and_answers_with_every_value():
-    before = len(_prepared())
+    before = len(prepared_statements())
     for n in range(4):
         with prepared_cursor() as cursor:
             cursor.execute("SELECT %s::int * 2, %s::text", [n, f"v{n}"])
             assert cursor.fetchone() == (2 * n, f"v{n}")
-    texts = _prepared()
+    texts = [statement for statement, _types in prepared_statements()]
     assert len(texts) == before + 1
     assert any("$1::int * 2" in text for text in texts)
 
@@ -51,7 +55,7 @@ def test_a_failed_statement_is_the_usual_database_error_and_the_connection_goes_
         assert cursor.fetchone() == (1,)
 
 
-def test_a_loaded_instance_is_what_from_db_gives(db, make_user):
+def test_a_loaded_instance_is_what_from_db_gives(make_user):
     user = make_user("annotator")
     fields = [f.attname for f in type(user)._meta.concrete_fields]
     values = [getattr(user, f) for f in fields]

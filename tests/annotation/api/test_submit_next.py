@@ -14,6 +14,7 @@ from accounts.roles import user_roles
 from annotation import selectors
 from annotation.models import Annotation, Assignment, TaskSlot
 from datasets_app.models import Response
+from tests.accounts.test_sql import prepared_statements
 from tests.annotation.conftest import likert_payload
 
 pytestmark = pytest.mark.django_db
@@ -158,14 +159,6 @@ def test_the_loop_request_needs_eight_statements_on_postgresql(make_project, dja
     assert posted.status_code == 201 and posted.json()["next"] is not None
 
 
-def _prepared_statements() -> list[tuple[str, str]]:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT statement, parameter_types::text FROM pg_prepared_statements WHERE NOT from_sql"
-        )
-        return cursor.fetchall()
-
-
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
 def test_the_loop_prepares_its_statements_once_not_once_a_request(make_project):
     project = make_project(n_prompts=20, n_models=3, per_group=1, best_pick="optional")
@@ -178,7 +171,7 @@ def test_the_loop_prepares_its_statements_once_not_once_a_request(make_project):
         )
         assert posted.status_code == 201
         token = posted.json()["next"]["task"]
-    prepared = _prepared_statements()
+    prepared = prepared_statements()
     # One prepared statement per text and parameter types: the token read, the lock, the submit, the claim
     # state, the insert, and the claim for each shape of key range (and integer width of its bounds) met.
     assert len(set(prepared)) == len(prepared)
