@@ -36,6 +36,10 @@ if ServerBindingCursor is not None:
         def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, **kwargs: Any):
             return super().execute(query, params, prepare=True, **kwargs)
 
+        def close(self) -> None:
+            """Kept open for the connection's next statement (see :func:`prepared_cursor`); it closes
+            with its connection."""
+
     class _PreparedDebugWrapper(CursorDebugWrapper):
         """The query log's wrapper (``DEBUG``, tests): a prepared statement's execution leaves no query
         text on the cursor, so the log gets the statement with its values as a client-side cursor would
@@ -60,6 +64,12 @@ def prepared_cursor(alias: str = DEFAULT_DB_ALIAS) -> CursorWrapper:
     conn.ensure_connection()
     conn.validate_thread_sharing()
     pg = conn.connection
+    logged = conn.queries_logged
+    # One cursor per connection serves every statement (a psycopg cursor runs any number in turn, each
+    # execute replacing the last one's rows): making one cost about as much as a statement's own Python.
+    kept = getattr(conn, "_prepared_cursor", None)
+    if kept is not None and kept[0] is pg and kept[1] is logged:
+        return kept[2]
     if pg.prepare_threshold is None:
         # psycopg prepares nothing while the connection's threshold is None (Django's setting), whatever
         # the cursor asks. Django's own cursors bind on the client and never prepare, whatever the
@@ -67,7 +77,9 @@ def prepared_cursor(alias: str = DEFAULT_DB_ALIAS) -> CursorWrapper:
         pg.prepare_threshold = _ONLY_WHEN_ASKED
     with conn.wrap_database_errors:
         raw = _PreparingCursor(pg)
-    return _PreparedDebugWrapper(raw, conn) if conn.queries_logged else conn.make_cursor(raw)
+    cursor = _PreparedDebugWrapper(raw, conn) if logged else conn.make_cursor(raw)
+    conn._prepared_cursor = (pg, logged, cursor)
+    return cursor
 
 
 def init_watched(model: type[Model]) -> bool:

@@ -63,3 +63,42 @@ def test_a_loaded_instance_is_what_from_db_gives(make_user):
     expected = type(user).from_db("default", fields, values)
     assert [getattr(loaded, f) for f in fields] == [getattr(expected, f) for f in fields]
     assert not loaded._state.adding and loaded._state.db == "default" and loaded == user
+
+
+@postgresql_only
+def test_one_cursor_serves_the_connection_until_it_is_replaced():
+    with prepared_cursor() as first:
+        first.execute("SELECT %s::int", [1])
+        assert first.fetchone() == (1,)
+    with prepared_cursor() as second:
+        assert second is first
+        second.execute("SELECT %s::int + 1", [1])
+        assert second.fetchone() == (2,)
+
+    # A new connection (after a reconnect) gets a cursor of its own, which works.
+    pg = connection.connection
+    connection.connection = connection.get_new_connection(connection.get_connection_params())
+    try:
+        with prepared_cursor() as third:
+            assert third is not first
+            third.execute("SELECT %s::int + 2", [1])
+            assert third.fetchone() == (3,)
+    finally:
+        connection.connection.close()
+        connection.connection = pg
+
+
+@postgresql_only
+def test_the_query_log_switched_on_gets_a_logging_cursor():
+    with prepared_cursor() as unlogged:
+        pass
+    connection.force_debug_cursor = True
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            with prepared_cursor() as logged:
+                assert logged is not unlogged
+                logged.execute("SELECT %s || 'y'", ["marker-42"])
+                assert logged.fetchone() == ("marker-42y",)
+    finally:
+        connection.force_debug_cursor = False
+    assert "'marker-42'" in queries.captured_queries[0]["sql"]
