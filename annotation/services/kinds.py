@@ -9,6 +9,7 @@ what the claim loads), ``submit`` (store an answer to a locked assignment), ``re
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from annotation.services.loop import (
     SubmitResult,
     assignment_claim_filtered,
     assignment_for_update,
+    claim_state_ahead,
     reopen,
 )
 from annotation.services.projects import (
@@ -94,6 +96,9 @@ class KindHandler:
     # Translation work is sent back through its translation review job, which owns the unit's rounds; the
     # review queue may accept it (a checked mark) but not reject it.
     reject_allowed: bool = True
+    # The submit's last write is ``loop.mark_submitted``: a submit with the next task may read the claim's
+    # state in that statement (``loop.claim_state_ahead``).
+    submit_ends_with_mark: bool = False
 
 
 _RATING = KindHandler(
@@ -101,6 +106,7 @@ _RATING = KindHandler(
     tasks_create=rating_tasks_create,
     claim_filter=rating_claim_filter,
     submit=rating_submit,
+    submit_ends_with_mark=True,
 )
 
 KIND_HANDLERS: dict[str, KindHandler] = {
@@ -348,16 +354,21 @@ def assignment_submit_next(
     removed) keeps the answer and says why."""
     now = now or timezone.now()
     assignment = assignment_for_update(token=token, user=user)
-    submitted = KIND_HANDLERS[assignment.project.kind].submit(
-        assignment=assignment, payload=payload, seconds=seconds, now=now
+    handler = KIND_HANDLERS[assignment.project.kind]
+    ahead = (
+        claim_state_ahead(project_id=assignment.project_id, user_id=user.pk, now=now)
+        if handler.submit_ends_with_mark
+        else contextlib.nullcontext()
     )
-    try:
-        # The claim refuses before it writes anything, so the answer above stays whole.
-        following = assignment_claim_filtered(
-            project=assignment.project, user=user, now=now, claim_filter_for=_claim_filter_for
-        )
-    except AnnotationError as exc:
-        return SubmitNextResult(submitted=submitted, next=None, next_refused=str(exc))
+    with ahead:
+        submitted = handler.submit(assignment=assignment, payload=payload, seconds=seconds, now=now)
+        try:
+            # The claim refuses before it writes anything, so the answer above stays whole.
+            following = assignment_claim_filtered(
+                project=assignment.project, user=user, now=now, claim_filter_for=_claim_filter_for
+            )
+        except AnnotationError as exc:
+            return SubmitNextResult(submitted=submitted, next=None, next_refused=str(exc))
     return SubmitNextResult(submitted=submitted, next=following)
 
 

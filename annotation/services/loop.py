@@ -37,6 +37,7 @@ from annotation.models import (
     TaskSlot,
 )
 from annotation.services import loop_sql
+from annotation.services.loop_sql import claim_state_ahead
 from annotation.services.qualification import qualification_claim
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "assignment_for_update",
     "assignment_skip",
     "assignments_release",
+    "claim_state_ahead",
     "leases_reclaim",
     "mark_submitted",
     "reopen",
@@ -421,6 +423,7 @@ def mark_submitted(
     if assignment.status == Assignment.Status.SKIPPED:
         raise AssignmentClosed("You skipped this task.")
     was_expired = assignment.status == Assignment.Status.EXPIRED
+    was_held = assignment.status == Assignment.Status.ASSIGNED
     if assignment.status == Assignment.Status.EXPIRED:
         # The work was done after the lease ran out: keep it if the group still has a place for it.
         if assignment.slot_id is not None:
@@ -442,6 +445,7 @@ def mark_submitted(
         now=now,
         seconds=assignment.seconds_on_task,
         annotations=annotations,
+        held=was_held,
     )
 
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -37,6 +39,7 @@ __all__ = [
     "assignment_insert",
     "assignment_locked",
     "claim_state",
+    "claim_state_ahead",
     "new_instances",
     "slot_take",
     "submitted_mark",
@@ -167,40 +170,83 @@ class ClaimState:
     done: int
 
 
-def claim_state(*, project_id: int, user_id: int, now: datetime) -> ClaimState | None:
+def _claim_state_select(*, besides: bool) -> str:
+    """The claim state's ``SELECT``. Its parameters: ``now``, the project and the user; with ``besides``,
+    an assignment id to leave out of the held and the expired leases before ``now`` and again after it."""
     membership_row = _row(Membership, "membership", _MEMBERSHIP_FIELDS)
     project_row = _row(Project, "project")
+    assignments = _table(Assignment)
+    lock = " FOR UPDATE OF m" if connection.features.has_select_for_update_of else ""
+    other = " AND a.id <> %s" if besides else ""
+    # The statuses are written into the text: the partial indexes of open leases and of submitted
+    # tasks name them, and a prepared statement's plan can use them only so.
+    assigned = _literal(Assignment.Status.ASSIGNED)
+    submitted = _literal(Assignment.Status.SUBMITTED)
+    return (
+        f"SELECT {membership_row.select('m')}, {project_row.select('p')},"
+        f" (SELECT a.id FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
+        f"   AND a.status = {assigned}{other} ORDER BY a.id LIMIT 1),"
+        f" EXISTS (SELECT 1 FROM {assignments} a WHERE a.project_id = m.project_id AND a.status = {assigned}"
+        f"   AND a.lease_expires_at < %s{other}),"
+        f" (SELECT COUNT(*) FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
+        f"   AND a.status = {submitted} AND NOT a.is_gold)"
+        f" FROM {_table(Membership)} m JOIN {_table(Project)} p ON p.id = m.project_id"
+        f" WHERE m.project_id = %s AND m.user_id = %s{lock}"
+    )
 
-    def build() -> str:
-        assignments = _table(Assignment)
-        lock = " FOR UPDATE OF m" if connection.features.has_select_for_update_of else ""
-        # The statuses are written into the text: the partial indexes of open leases and of submitted
-        # tasks name them, and a prepared statement's plan can use them only so.
-        assigned = _literal(Assignment.Status.ASSIGNED)
-        submitted = _literal(Assignment.Status.SUBMITTED)
-        return (
-            f"SELECT {membership_row.select('m')}, {project_row.select('p')},"
-            f" (SELECT a.id FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
-            f"   AND a.status = {assigned} ORDER BY a.id LIMIT 1),"
-            f" EXISTS (SELECT 1 FROM {assignments} a WHERE a.project_id = m.project_id AND a.status = {assigned}"
-            "   AND a.lease_expires_at < %s),"
-            f" (SELECT COUNT(*) FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
-            f"   AND a.status = {submitted} AND NOT a.is_gold)"
-            f" FROM {_table(Membership)} m JOIN {_table(Project)} p ON p.id = m.project_id"
-            f" WHERE m.project_id = %s AND m.user_id = %s{lock}"
-        )
 
-    sql = _statement(("claim-state",), build)
-    with prepared_cursor() as cursor:
-        cursor.execute(sql, [now, project_id, user_id])
-        row = cursor.fetchone()
+def _claim_state_built(row: Sequence[Any] | None, *, done_besides: int = 0) -> ClaimState | None:
     if row is None:
         return None
+    membership_row = _row(Membership, "membership", _MEMBERSHIP_FIELDS)
+    project_row = _row(Project, "project")
     n_m, n_p = len(membership_row.columns), len(project_row.columns)
     membership = membership_row.build(row[:n_m])
     membership.project = project_row.build(row[n_m : n_m + n_p])
     own_id, has_expired, done = row[n_m + n_p :]
-    return ClaimState(membership=membership, own_id=own_id, has_expired=bool(has_expired), done=int(done))
+    return ClaimState(
+        membership=membership, own_id=own_id, has_expired=bool(has_expired), done=int(done) + done_besides
+    )
+
+
+class _Ahead(threading.local):
+    """A claim state asked for ahead (``claim_state_ahead``) and, once the submit statement read it, the
+    state itself."""
+
+    key: tuple[int, int, datetime] | None = None
+    read = False
+    state: ClaimState | None = None
+
+
+_ahead = _Ahead()
+
+
+@contextmanager
+def claim_state_ahead(*, project_id: int, user_id: int, now: datetime) -> Iterator[None]:
+    """Within the block, on PostgreSQL, the statement that submits the caller's held assignment in the
+    project also reads the claim state, as ``claim_state`` would just after it, and the block's
+    ``claim_state`` call for the same project, user and time takes that instead of a statement of its own.
+
+    For a submit whose last write is that statement, followed at once by the claim (a submit with the
+    next task): nothing the claim state reads changes between the two.
+    """
+    _ahead.key, _ahead.read, _ahead.state = (project_id, user_id, now), False, None
+    try:
+        yield
+    finally:
+        _ahead.key, _ahead.read, _ahead.state = None, False, None
+
+
+def claim_state(*, project_id: int, user_id: int, now: datetime) -> ClaimState | None:
+    if _ahead.read and _ahead.key == (project_id, user_id, now):
+        state = _ahead.state
+        _ahead.key, _ahead.read, _ahead.state = None, False, None
+        return state
+    sql = _statement(("claim-state",), lambda: _claim_state_select(besides=False))
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, [now, project_id, user_id])
+        row = cursor.fetchone()
+    return _claim_state_built(row)
 
 
 def _range_sql(field: str, bounds: Sequence[tuple[str, int]]) -> tuple[str, list[int]]:
@@ -373,9 +419,11 @@ def submitted_mark(
     now: datetime,
     seconds: float,
     annotations: Sequence[Annotation] = (),
+    held: bool = False,
 ) -> None:
-    """Move a held assignment to submitted and its place from active to submitted, and store its new
-    ``annotations``, without reading any row back (PostgreSQL: one statement)."""
+    """Move a held (``held``) or expired assignment to submitted and its place from active to submitted,
+    and store its new ``annotations``, without reading any row back (PostgreSQL: one statement, which also
+    reads the claim state when it was asked for ahead)."""
     set_assignment = _statement(
         ("assignment-submitted",),
         lambda: (
@@ -395,16 +443,31 @@ def submitted_mark(
         if connection.vendor == "postgresql":
             # The answer rows travel as one JSON parameter: the statement's text stays the same whatever
             # their number (the driver parses it once), and nothing is converted field by field here.
-            held = slot_id is not None
-            sql = _statement(
-                ("submitted-mark", held, bool(annotations)),
-                lambda: _submitted_mark_sql(held, bool(annotations)),
+            has_slot = slot_id is not None
+            ahead = (
+                held
+                and _ahead.key is not None
+                and _ahead.key[:2] == (assignment.project_id, assignment.annotator_id)
+                and not _ahead.read
             )
-            if held:
+            sql = _statement(
+                ("submitted-mark", has_slot, bool(annotations), ahead),
+                lambda: _submitted_mark_sql(has_slot, bool(annotations), ahead),
+            )
+            if has_slot:
                 params.append(slot_id)
             if annotations:
                 params.append(_annotations_json(annotations, now=now))
-            cursor.execute(sql, params)
+            if not ahead:
+                cursor.execute(sql, params)
+                return
+            project_id, user_id, at = _ahead.key
+            # The statement's snapshot is from before its own writes: the submitted assignment still
+            # counts as held there, so it is left out of the leases and added to the caller's progress.
+            cursor.execute(sql, [*params, assignment.pk, at, assignment.pk, project_id, user_id])
+            row = cursor.fetchone()
+            _ahead.state = _claim_state_built(row, done_besides=0 if assignment.is_gold else 1)
+            _ahead.read = True
             return
         cursor.execute(set_assignment, params)
         if slot_id is not None:
@@ -414,26 +477,33 @@ def submitted_mark(
             cursor.execute(insert, insert_params)
 
 
-def _submitted_mark_sql(held: bool, with_rows: bool) -> str:
-    """PostgreSQL's submit as one statement: the assignment's status, its place's counters when ``held``,
-    and the answer rows (one JSON parameter, a list of objects named after the columns) when ``with_rows``."""
+def _submitted_mark_sql(has_slot: bool, with_rows: bool, claim_state: bool = False) -> str:
+    """PostgreSQL's submit as one statement: the assignment's status, its place's counters when
+    ``has_slot``, the answer rows (one JSON parameter, a list of objects named after the columns) when
+    ``with_rows``, and the claim state (``_claim_state_select``, leaving the assignment out) when
+    ``claim_state``."""
     steps = [
         f"a AS (UPDATE {_table(Assignment)} SET status = %s, submitted_at = %s, seconds_on_task = %s"
         " WHERE id = %s RETURNING id)"
     ]
-    if held:
+    if has_slot:
         steps.append(
             f"s AS (UPDATE {_table(TaskSlot)} SET active_count = active_count - 1,"
             " submitted_count = submitted_count + 1 WHERE id = %s RETURNING id)"
         )
-    if not with_rows:
-        return f"WITH {', '.join(steps)} SELECT 1"
     columns = ", ".join(_q(f.column) for f in _annotation_fields())
     table = _table(Annotation)
-    return (
-        f"WITH {', '.join(steps)} INSERT INTO {table} ({columns})"
+    insert = (
+        f"INSERT INTO {table} ({columns})"
         f" SELECT {columns} FROM json_populate_recordset(NULL::{table}, %s::json)"
     )
+    if claim_state:
+        if with_rows:
+            steps.append(f"r AS ({insert})")
+        return f"WITH {', '.join(steps)} {_claim_state_select(besides=True)}"
+    if not with_rows:
+        return f"WITH {', '.join(steps)} SELECT 1"
+    return f"WITH {', '.join(steps)} {insert}"
 
 
 @functools.cache

@@ -3,8 +3,8 @@
 from datetime import timedelta
 
 import pytest
-from django.db import models
-from django.test.utils import isolate_apps
+from django.db import connection, models
+from django.test.utils import CaptureQueriesContext, isolate_apps
 from django.utils import timezone
 
 from annotation import services
@@ -179,3 +179,86 @@ def test_new_instances_call_a_callable_default_for_every_instance():
 
     first, second = loop_sql.new_instances(Stamped, [{"n": 1}, {"n": 2}])
     assert first.code != second.code and (first.n, second.n) == (1, 2)
+
+
+def _separate_state(project, user, now):
+    with loop_sql.claim_state_ahead(project_id=0, user_id=0, now=now):
+        return loop_sql.claim_state(project_id=project.pk, user_id=user.pk, now=now)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's submit is one statement")
+@pytest.mark.parametrize("gold", [False, True])
+def test_the_claim_state_read_with_the_submit_is_the_one_read_after_it(make_project, gold):
+    """The submit statement reads the claim state from its snapshot, before its own writes: it must still
+    come out as a separate read just after the submit finds it (the submitted task neither held nor
+    expired, and counted as done unless it is gold), and it spares the claim its statement."""
+    project = make_project(
+        n_prompts=8,
+        n_models=3,
+        per_group=2,
+        overlap=1,
+        activate=False,
+        kind="best_of_n",
+        lease_minutes=30,
+        gold_rate=0.5 if gold else 0.0,
+    )
+    if gold:
+        for task in project.tasks.order_by("id")[:3]:
+            services.task_gold_set(task=task, answer=0)
+    services.project_activate(project=project)
+    project.refresh_from_db()
+    user, other = project.annotators
+    now = timezone.now()
+
+    def answer(assignment):
+        return {"best": assignment.permutation.index(0) + 1}
+
+    # At least one task done before, and then one held that is gold or not as the case asks.
+    mine, done_before = assignment_claim(project=project, user=user, now=now), 0
+    while not (done_before and mine.is_gold == gold):
+        assignment_submit(token=mine.token, user=user, payload=answer(mine), now=now)
+        mine, done_before = assignment_claim(project=project, user=user, now=now), done_before + 1
+    # Someone else's lease ran out (and nobody has reclaimed it yet): the state must say so.
+    assignment_claim(project=project, user=other, now=now - timedelta(minutes=40))
+
+    with loop_sql.claim_state_ahead(project_id=project.pk, user_id=user.pk, now=now):
+        assignment_submit(token=mine.token, user=user, payload=answer(mine), now=now)
+        with CaptureQueriesContext(connection) as queries:
+            ahead = loop_sql.claim_state(project_id=project.pk, user_id=user.pk, now=now)
+        assert len(queries) == 0
+        # Read once: a second call in the block asks the database again.
+        with CaptureQueriesContext(connection) as queries:
+            again = loop_sql.claim_state(project_id=project.pk, user_id=user.pk, now=now)
+        assert len(queries) == 1
+    separate = _separate_state(project, user, now)
+
+    for state in (ahead, again):
+        assert (state.own_id, state.has_expired, state.done) == (
+            separate.own_id,
+            separate.has_expired,
+            separate.done,
+        )
+        assert state.membership.pk == separate.membership.pk
+        assert state.membership.project.pk == project.pk
+    done = Assignment.objects.filter(
+        project=project, annotator=user, status="submitted", is_gold=False
+    ).count()
+    assert (separate.own_id, separate.has_expired, separate.done) == (None, True, done)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's submit is one statement")
+def test_a_late_submit_reads_no_claim_state_ahead(make_project):
+    """An expired assignment submitted late is not the caller's held one: its statement reads nothing
+    ahead and the claim reads the state itself."""
+    project = make_project(n_prompts=3, per_group=1, overlap=1, lease_minutes=30)
+    user = project.annotators[0]
+    start = timezone.now()
+    late = assignment_claim(project=project, user=user, now=start)
+    now = start + timedelta(minutes=31)
+    assert services.leases_reclaim(now=now) == 1
+    with loop_sql.claim_state_ahead(project_id=project.pk, user_id=user.pk, now=now):
+        assignment_submit(token=late.token, user=user, payload=likert_payload(3), now=now)
+        with CaptureQueriesContext(connection) as queries:
+            state = loop_sql.claim_state(project_id=project.pk, user_id=user.pk, now=now)
+        assert len(queries) == 1
+    assert state.done == 1 and state.own_id is None
