@@ -291,7 +291,8 @@ class TaskSlot(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     group = models.ForeignKey(AnnotatorGroup, on_delete=models.CASCADE, related_name="slots")
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="slots")
+    # Looked up through ``uniq_slot_per_task_group``, whose first column it is.
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="slots", db_index=False)
     capacity = models.PositiveSmallIntegerField()
     open_count = models.PositiveSmallIntegerField()
     active_count = models.PositiveSmallIntegerField(default=0)
@@ -330,9 +331,12 @@ class Assignment(models.Model):
         SKIPPED = "skipped", _("Skipped")
         EXPIRED = "expired", _("Expired")
 
-    token = models.CharField(max_length=32, unique=True, default=new_token, editable=False)
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="assignments")
+    # Unique through ``uniq_assignment_token``: a unique field would also get a pattern (LIKE) index on
+    # PostgreSQL, which no query uses and every new assignment would update. The project and the task are
+    # the first columns of indexes below, which serve their lookups, so they have none of their own.
+    token = models.CharField(max_length=32, default=new_token, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments", db_index=False)
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     slot = models.ForeignKey(TaskSlot, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     group = models.ForeignKey(AnnotatorGroup, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(
@@ -352,7 +356,8 @@ class Assignment(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["task", "annotator"], name="uniq_assignment_task_annotator")
+            models.UniqueConstraint(fields=["token"], name="uniq_assignment_token"),
+            models.UniqueConstraint(fields=["task", "annotator"], name="uniq_assignment_task_annotator"),
         ]
         indexes = [
             models.Index(fields=["project", "annotator", "status"], name="assignment_own_status"),
@@ -396,7 +401,11 @@ class Annotation(models.Model):
     "all_bad" or the canonical pairwise vote A/B/tie/both_bad (A is the task's ``response_a``).
     """
 
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="annotations")
+    # Looked up through ``uniq_annotation_value``, whose first column it is: ten answer rows a submit
+    # update one index fewer each.
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.CASCADE, related_name="annotations", db_index=False
+    )
     round = models.PositiveSmallIntegerField(default=1)
     response = models.ForeignKey(Response, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     turn = models.PositiveSmallIntegerField(null=True, blank=True)
