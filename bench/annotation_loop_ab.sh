@@ -32,7 +32,7 @@ for spec in "$@"; do
   export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$db" DEBUG=false
   export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/5}
   redis-cli -u "$REDIS_URL" flushdb >/dev/null
-  (cd "$code" && exec "$gunicorn" -w "$workers" -b "127.0.0.1:$port" --log-level warning config.wsgi) &
+  (cd "$code" && exec "$gunicorn" -w "$workers" ${GUNICORN_FLAGS:-} -b "127.0.0.1:$port" --log-level warning config.wsgi) &
   server=$!
   for _ in $(seq 100); do
     curl -s -o /dev/null "http://127.0.0.1:$port/accounts/login/" && break
