@@ -136,6 +136,10 @@ class Project(models.Model):
     )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Moves on (in the same transaction) whenever any rubric row is written (``selectors.rubrics_changed``):
+    # every process keeps rubric texts under the project's stamp, and the loop reads the project row anyway.
+    # Only that update writes it: a plain ``save()`` leaves it out (see ``save``).
+    rubric_stamp = models.PositiveIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -148,6 +152,18 @@ class Project(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        # A project read before a rubric was written must not take the stamp back when saved whole: the
+        # texts some process keeps under the older stamp would be served again.
+        if not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert"):
+            deferred = self.get_deferred_fields()  # as Django's own save: only the fields that were loaded
+            kwargs["update_fields"] = [
+                f.name
+                for f in self._meta.concrete_fields
+                if not f.primary_key and f.name != "rubric_stamp" and f.attname not in deferred
+            ]
+        super().save(*args, **kwargs)
 
     @property
     def is_pairwise(self) -> bool:

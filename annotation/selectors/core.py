@@ -7,9 +7,7 @@ model name, response id, prompt id or dataset meta, so templates and serializers
 from __future__ import annotations
 
 import functools
-import logging
 import threading
-import uuid
 from collections import Counter
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
@@ -17,9 +15,8 @@ from itertools import zip_longest
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, Exists, FloatField, Func, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, FloatField, Func, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from annotation.domain import rubrics as default_rubrics
@@ -62,7 +59,6 @@ __all__ = [
     "task_view",
 ]
 
-logger = logging.getLogger(__name__)
 
 # --- the annotator's view --------------------------------------------------------------------------------
 
@@ -159,88 +155,82 @@ def rubrics_for(project: Project, category: str) -> list[CriterionView]:
     """The project's criteria with the rubric of ``category`` (its own wording, else the general one).
 
     Every task page and every ``next`` shows these texts, so each process keeps what it read, keyed by the
-    criteria, their versions, the category and the rubric generation (``rubrics_changed``): an edited,
-    added or deleted rubric row shows on the next task. The views are shared: read them, never change them.
+    project, its rubric stamp (moved on by ``rubrics_changed`` in the transaction that writes rubric rows),
+    the criteria, their versions and the category: an edited, added or deleted rubric row shows on the
+    next task, in every process, with no read beyond the project row the caller already has. Within a
+    transaction that wrote rubric rows the rows are read every time. The views are shared: read them,
+    never change them.
     """
     if not project.criteria:
         return []
     slug = default_rubrics.normalize_category(category) or ""
     wanted = tuple((criterion, project.rubric_versions.get(criterion, 1)) for criterion in project.criteria)
-    generation = _rubric_generation()
-    if generation is None:
-        return list(_rubric_views_read(wanted, slug))
-    return list(_rubric_views_cached(generation, wanted, slug))
+    _forget_rolled_back()
+    return list(_rubric_views_cached(project.pk, project.rubric_stamp, wanted, slug))
 
 
-RUBRIC_GENERATION_KEY = "annotation:rubric-generation"
+class _RubricWrites(threading.local):
+    """This thread's transaction that wrote rubric rows and has not committed yet: its outermost atomic
+    block, and the callback each write left to run at commit."""
+
+    block: object | None = None
+    at_commit: tuple[object, ...] = ()
 
 
-class _RequestGeneration(threading.local):
-    """The rubric generation read by the current request: a request reads it once (a submit with
-    ``?next=1`` validates against the rubric scales and then shows the next task's rubric texts)."""
-
-    active = False
-    value: str | None = None
+_rubric_writes = _RubricWrites()
 
 
-_request_generation = _RequestGeneration()
+def _rubric_writes_committed() -> None:
+    _rubric_writes.block, _rubric_writes.at_commit = None, ()
+    _rubric_views_cached.cache_clear()
 
 
-def rubric_generation_request_started(**kwargs: object) -> None:
-    """``request_started``: from now on the first read of the generation serves the whole request."""
-    _request_generation.active, _request_generation.value = True, None
-
-
-def rubric_generation_request_finished(**kwargs: object) -> None:
-    """``request_finished``: outside a request (tasks, commands) every read asks the cache again."""
-    _request_generation.active, _request_generation.value = False, None
-
-
-def _rubric_generation() -> str | None:
-    """The current rubric generation from the shared cache, or ``None`` when the cache is unreachable;
-    read once per request."""
-    if _request_generation.value is not None:
-        return _request_generation.value
-    try:
-        generation = cache.get(RUBRIC_GENERATION_KEY)
-        if generation is None:
-            # A random value, never a counter: a cache that restarts empty must not bring back a
-            # generation some process still holds texts for.
-            cache.add(RUBRIC_GENERATION_KEY, uuid.uuid4().hex, timeout=None)
-            generation = cache.get(RUBRIC_GENERATION_KEY)
-    except Exception:  # the cache only saves a query: without it, read the rows every time
-        logger.warning("cache unavailable; reading rubric rows without it", exc_info=True)
-        return None
-    if _request_generation.active:
-        _request_generation.value = generation
-    return generation
-
-
-def _new_rubric_generation() -> None:
-    _request_generation.value = None
-    try:
-        cache.set(RUBRIC_GENERATION_KEY, uuid.uuid4().hex, timeout=None)
-    except Exception:
-        logger.warning("cache unavailable; other processes may show old rubric texts", exc_info=True)
+def _forget_rolled_back() -> None:
+    """Texts read after an uncommitted rubric write are kept under the stamp the projects had before it.
+    If a write was rolled back (its transaction, or the savepoint it was made in: Django then drops its
+    commit callback), those are not that stamp's texts: forget everything kept."""
+    block = _rubric_writes.block
+    if block is None:
+        return
+    conn = transaction.get_connection()
+    if conn.atomic_blocks and conn.atomic_blocks[0] is block:
+        pending = {id(entry[1]) for entry in conn.run_on_commit}
+        kept = tuple(callback for callback in _rubric_writes.at_commit if id(callback) in pending)
+        if len(kept) == len(_rubric_writes.at_commit):
+            return
+        _rubric_writes.at_commit = kept
+        if not kept:
+            _rubric_writes.block = None
+    else:
+        _rubric_writes.block, _rubric_writes.at_commit = None, ()
     _rubric_views_cached.cache_clear()
 
 
 def rubrics_changed(**kwargs: object) -> None:
-    """Rubric rows were written: every process reads them again for its next task.
+    """Rubric rows were written: every project's rubric stamp moves on, in the writing transaction, so
+    every process reads the rows again for its next task once it commits.
 
     Connected to ``post_save`` and ``post_delete`` of ``Rubric`` (``AnnotationConfig.ready``) and called
-    by services that write rubric rows in bulk. The generation changes now and again at commit, so that a
-    process reading between the two does not keep the texts from before the commit.
+    by services that write rubric rows in bulk. This process forgets what it kept at once (for project
+    objects already in memory with their old stamp), again at commit, and, should the write be rolled
+    back, at the next read after that.
     """
-    _new_rubric_generation()
-    transaction.on_commit(_new_rubric_generation)
+    Project.objects.update(rubric_stamp=F("rubric_stamp") + 1)
+    _rubric_views_cached.cache_clear()
+    conn = transaction.get_connection()
+    if conn.in_atomic_block:
+        _forget_rolled_back()  # an earlier write of this thread that was rolled back
+        callback = functools.partial(_rubric_writes_committed)  # an object of its own, to find it again
+        transaction.on_commit(callback)
+        _rubric_writes.block = conn.atomic_blocks[0]
+        _rubric_writes.at_commit = (*_rubric_writes.at_commit, callback)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=512)
 def _rubric_views_cached(
-    generation: str, wanted: tuple[tuple[str, int], ...], slug: str
+    project_id: int, stamp: int, wanted: tuple[tuple[str, int], ...], slug: str
 ) -> tuple[CriterionView, ...]:
-    # ``generation`` is part of the key only: a new generation makes every older entry unreachable.
+    # The project and its stamp are part of the key only: a new stamp makes the older entries unreachable.
     return _rubric_views_read(wanted, slug)
 
 
