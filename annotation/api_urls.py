@@ -3,6 +3,10 @@ from django.urls import path
 from annotation import api
 
 urlpatterns = [
+    # The annotation loop's two routes first: every request of the loop is matched against the patterns
+    # above its own in turn.
+    path("tasks/<str:token>/annotations", api.AnnotationCreateApi.as_view(), name="api-annotation-create"),
+    path("projects/<int:project_id>/next", api.NextTaskApi.as_view(), name="api-next-task"),
     path("projects/", api.ProjectListApi.as_view(), name="api-project-list"),
     path("projects/create", api.ProjectCreateApi.as_view(), name="api-project-create"),
     path("projects/<int:project_id>", api.ProjectDetailApi.as_view(), name="api-project-detail"),
@@ -14,7 +18,6 @@ urlpatterns = [
     path("projects/<int:project_id>/members", api.MemberListApi.as_view(), name="api-member-list"),
     path("projects/<int:project_id>/members/add", api.MemberAddApi.as_view(), name="api-member-add"),
     path("projects/<int:project_id>/members/remove", api.MemberRemoveApi.as_view(), name="api-member-remove"),
-    path("projects/<int:project_id>/next", api.NextTaskApi.as_view(), name="api-next-task"),
     path("projects/<int:project_id>/pairs", api.ConceptPairsAddApi.as_view(), name="api-concept-pairs-add"),
     path("projects/<int:project_id>/answers/report", api.McqReportApi.as_view(), name="api-mcq-report"),
     path(
@@ -40,6 +43,5 @@ urlpatterns = [
         api.FlagRecomputeRetryApi.as_view(),
         name="api-flag-recompute-retry",
     ),
-    path("tasks/<str:token>/annotations", api.AnnotationCreateApi.as_view(), name="api-annotation-create"),
     path("tasks/<str:token>/skip", api.TaskSkipApi.as_view(), name="api-task-skip"),
 ]
