@@ -246,19 +246,23 @@ def _assignment_built(
     now: datetime,
     slot: TaskSlot | None,
 ) -> Assignment:
-    return Assignment(
-        project=project,
-        task=task,
-        slot=slot,
-        group_id=membership.group_id,
-        annotator_id=user_id,
-        is_gold=task.is_gold,
-        permutation=response_permutation(project.seed, task.pk, user_id, len(task.response_ids))
-        if task.response_ids
-        else [],
-        lease_expires_at=now + timedelta(minutes=project.lease_minutes),
-        started_at=now,
+    (assignment,) = loop_sql.new_instances(
+        Assignment,
+        [
+            {
+                "group_id": membership.group_id,
+                "annotator_id": user_id,
+                "is_gold": task.is_gold,
+                "permutation": response_permutation(project.seed, task.pk, user_id, len(task.response_ids))
+                if task.response_ids
+                else [],
+                "lease_expires_at": now + timedelta(minutes=project.lease_minutes),
+                "started_at": now,
+            }
+        ],
+        related=[{"project": project, "task": task, "slot": slot}],
     )
+    return assignment
 
 
 def _assignment_new(

@@ -17,6 +17,7 @@ serialise writers, so no row lock is needed there.
 
 from __future__ import annotations
 
+import enum
 import functools
 import json
 import threading
@@ -27,7 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.models import Model
+from django.db.models import Field, Model
 from django.db.models.base import ModelState
 
 from accounts.sql import init_watched, instance_loaded, prepared_cursor
@@ -51,28 +52,55 @@ def _q(name: str) -> str:
 
 
 _IMMUTABLE = (type(None), bool, int, float, str)
-_defaults: dict[type[Model], dict[str, Any] | None] = {}
 
 
-def new_instances(model: type[Model], rows: Sequence[dict[str, Any]]) -> list[Model]:
+@dataclass(frozen=True)
+class _Defaults:
+    fixed: dict[str, Any]  # attribute name: the default every instance shares (an immutable value)
+    fresh: tuple[Field, ...]  # fields whose default is called for every instance (a new token, a list)
+
+
+_defaults: dict[type[Model], _Defaults | None] = {}
+
+
+def new_instances(
+    model: type[Model], rows: Sequence[dict[str, Any]], *, related: Sequence[dict[str, Model]] = ()
+) -> list[Model]:
     """``[model(**values) for values in rows]`` (``values`` by attribute name, the other fields at their
-    defaults), built from a copy of the defaults when every default is an immutable value that is the same
-    for every instance (a callable default, such as a new token, is called by ``Model.__init__`` instead)."""
+    defaults), built without ``Model.__init__``: the immutable defaults are copied and a callable default
+    (a new token) is called for each instance. ``related``, one dict per row, are related objects already at
+    hand by field name (``{"project": project}``): cached on the instance as ``Model.__init__`` would, their
+    ids taken from them unless ``values`` has them."""
     defaults = _defaults.get(model, False)
     if defaults is False:
         template = vars(model()).copy()
         del template["_state"]
-        fixed = not any(f.has_default() and callable(f.default) for f in model._meta.concrete_fields)
-        immutable = fixed and all(type(v) in _IMMUTABLE for v in template.values())
-        defaults = _defaults[model] = template if immutable else None
+        fresh = tuple(f for f in model._meta.concrete_fields if f.has_default() and callable(f.default))
+        for field in fresh:
+            del template[field.attname]
+        immutable = all(type(v) in _IMMUTABLE or isinstance(v, enum.Enum) for v in template.values())
+        defaults = _defaults[model] = _Defaults(template, fresh) if immutable else None
     if defaults is None or init_watched(model):
-        return [model(**values) for values in rows]
+        made = [model(**values) for values in rows]
+        for instance, objects in zip(made, related, strict=False):
+            for name, obj in objects.items():
+                setattr(instance, name, obj)
+        return made
     made = []
-    for values in rows:
+    for i, values in enumerate(rows):
         instance = model.__new__(model)
-        instance.__dict__.update(defaults)
-        instance.__dict__.update(values)
-        instance._state = ModelState()
+        attrs = instance.__dict__
+        attrs.update(defaults.fixed)
+        for field in defaults.fresh:
+            if field.attname not in values:
+                attrs[field.attname] = field.get_default()
+        state = instance._state = ModelState()
+        if i < len(related):
+            for name, obj in related[i].items():
+                field = model._meta.get_field(name)
+                attrs[field.attname] = None if obj is None else obj.pk
+                state.fields_cache[field.cache_name] = obj
+        attrs.update(values)
         made.append(instance)
     return made
 

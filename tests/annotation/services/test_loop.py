@@ -181,6 +181,32 @@ def test_new_instances_call_a_callable_default_for_every_instance():
     assert first.code != second.code and (first.n, second.n) == (1, 2)
 
 
+def test_a_new_assignment_is_what_the_model_would_make(make_project):
+    """Built without ``Model.__init__``: the same fields as ``Assignment(...)``, a token of its own, the
+    given related objects cached (no query to reach them), and it saves."""
+    project = make_project(n_prompts=2, per_group=1)
+    task = project.tasks.order_by("id").first()
+    group = project.groups.first()
+    user = project.annotators[0]
+    now = timezone.now()
+    values = {"group_id": group.pk, "annotator_id": user.pk, "permutation": [1, 0], "started_at": now}
+    first, second = loop_sql.new_instances(
+        Assignment,
+        [values, values],
+        related=[{"project": project, "task": task, "slot": None}, {"project": project, "task": task}],
+    )
+    expected = Assignment(project=project, task=task, slot=None, **values)
+    fields = [f.attname for f in Assignment._meta.concrete_fields if f.attname != "token"]
+    assert [getattr(first, f) for f in fields] == [getattr(expected, f) for f in fields]
+    assert first.status == Assignment.Status.ASSIGNED and first.slot_id is None
+    assert len(first.token) == len(expected.token) and first.token != second.token
+    with CaptureQueriesContext(connection) as queries:
+        assert first.project is project and first.task is task and first.slot is None
+    assert len(queries) == 0
+    first.save(force_insert=True)
+    assert Assignment.objects.get(pk=first.pk).token == first.token
+
+
 def _separate_state(project, user, now):
     with loop_sql.claim_state_ahead(project_id=0, user_id=0, now=now):
         return loop_sql.claim_state(project_id=project.pk, user_id=user.pk, now=now)
