@@ -359,3 +359,20 @@ def test_the_message_is_in_the_callers_language(world):
     response = client.get(url, {"language": "\x00"}, HTTP_ACCEPT_LANGUAGE="id")
     assert response.status_code == 400
     assert 'Parameter kueri "language" berisi karakter NUL (%00)' in page_message(response)
+
+
+@pytest.mark.parametrize(
+    ("body", "refused"),
+    [
+        ("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH, False),  # as deep as allowed: no decoding needed
+        ("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1), True),
+        ('{"a": "[[[[' + "[" * MAX_JSON_DEPTH + '"}', False),  # brackets in a string do not nest
+        ('{"a": "x\\u0000y"}', True),
+        ('{"a": "x\\\\u0000y"}', False),  # a backslash and "u0000", not a NUL
+    ],
+)
+def test_the_json_check_decodes_only_what_could_hold_a_problem(rf, body, refused):
+    from config.middleware import _malformed_input
+
+    request = rf.post("/api/v1/projects/create", data=body, content_type="application/json")
+    assert (_malformed_input(request) is not None) is refused
