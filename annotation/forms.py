@@ -157,12 +157,15 @@ class ProjectCreateForm(forms.Form):
             del self.fields[name]
         self.fields["dataset"].queryset = Dataset.objects.filter(kind=KIND_DATASETS[kind]).order_by("name")
         # Choosing a dataset shows its counts and one of its tasks with the criteria ticked; ticking another
-        # criterion shows it again (htmx; without it, a "show" button).
+        # criterion shows it again (htmx; without it, a "show" button). The requests go one at a time, the
+        # last change waiting for the one in flight (hx-sync): an older answer arriving late cannot replace
+        # the newer preview.
         refresh = {
             "hx-get": f"{reverse('annotation:manage_create')}?kind={kind}",
             "hx-target": "#dataset-summary",
             "hx-trigger": "change",
             "hx-include": "[name=dataset], [name=criteria]",
+            "hx-sync": "closest form:queue last",
         }
         self.fields["dataset"].widget.attrs.update(refresh)
         if "criteria" in self.fields:
