@@ -157,9 +157,9 @@ def rubrics_for(project: Project, category: str) -> list[CriterionView]:
     Every task page and every ``next`` shows these texts, so each process keeps what it read, keyed by the
     project, its rubric stamp (moved on by ``rubrics_changed`` in the transaction that writes rubric rows),
     the criteria, their versions and the category: an edited, added or deleted rubric row shows on the
-    next task, in every process, with no read beyond the project row the caller already has. Within a
-    transaction that wrote rubric rows the rows are read every time. The views are shared: read them,
-    never change them.
+    next task, in every process, with no read beyond the project row the caller already has. Texts read
+    after a rubric write that is then rolled back are dropped (``_forget_rolled_back``). The views are
+    shared: read them, never change them.
     """
     if not project.criteria:
         return []
