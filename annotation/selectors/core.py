@@ -211,19 +211,25 @@ def rubrics_changed(**kwargs: object) -> None:
     every process reads the rows again for its next task once it commits.
 
     Connected to ``post_save`` and ``post_delete`` of ``Rubric`` (``AnnotationConfig.ready``) and called
-    by services that write rubric rows in bulk. This process forgets what it kept at once (for project
-    objects already in memory with their old stamp), again at commit, and, should the write be rolled
-    back, at the next read after that.
+    by services that write rubric rows in bulk. The stamps move once per transaction: a later write in the
+    same transaction (a designer's save deletes and writes several rows) only makes this process forget
+    what it kept. This process forgets at once (for project objects already in memory with their old
+    stamp), again at commit, and, should the write be rolled back, at the next read after that.
     """
-    Project.objects.update(rubric_stamp=F("rubric_stamp") + 1)
     _rubric_views_cached.cache_clear()
     conn = transaction.get_connection()
-    if conn.in_atomic_block:
-        _forget_rolled_back()  # an earlier write of this thread that was rolled back
-        callback = functools.partial(_rubric_writes_committed)  # an object of its own, to find it again
-        transaction.on_commit(callback)
-        _rubric_writes.block = conn.atomic_blocks[0]
-        _rubric_writes.at_commit = (*_rubric_writes.at_commit, callback)
+    if not conn.in_atomic_block:
+        Project.objects.update(rubric_stamp=F("rubric_stamp") + 1)
+        return
+    _forget_rolled_back()  # an earlier write of this thread that was rolled back
+    # A write whose commit callback is still pending stands, and so does the move made with the first of
+    # them (at the same savepoint or an outer one): the stamps need not move again.
+    if _rubric_writes.block is not conn.atomic_blocks[0] or not _rubric_writes.at_commit:
+        Project.objects.update(rubric_stamp=F("rubric_stamp") + 1)
+        _rubric_writes.block, _rubric_writes.at_commit = conn.atomic_blocks[0], ()
+    callback = functools.partial(_rubric_writes_committed)  # an object of its own, to find it again
+    transaction.on_commit(callback)
+    _rubric_writes.at_commit = (*_rubric_writes.at_commit, callback)
 
 
 @functools.lru_cache(maxsize=512)

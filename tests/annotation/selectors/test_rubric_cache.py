@@ -2,9 +2,10 @@
 changes, in any process."""
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from annotation import selectors, services
@@ -73,17 +74,47 @@ def test_an_added_or_deleted_category_rubric_takes_effect(make_project):
     assert _levels(project, "analysis")["fluency"] == general
 
 
-def test_a_rubric_write_moves_every_projects_stamp(make_project):
-    first, second = make_project(), make_project()
-    stamps = {p.pk: _fresh(p).rubric_stamp for p in (first, second)}
+def _clarity(text: str, **kwargs) -> None:
+    """The designer's save of a criterion no project rates, with its own wording for two categories."""
+    levels = {lang: {str(v): f"{text} {v}" for v in range(1, 6)} for lang in ("id", "en")}
     services.rubric_save(
-        criterion="relevance",
-        label={"id": "Relevansi", "en": "Relevance"},
+        criterion="clarity",
+        label={"id": "Kejelasan", "en": "Clarity"},
         question=None,
         scale={"points": 5},
-        levels={lang: {str(v): f"{lang} {v}" for v in range(1, 6)} for lang in ("id", "en")},
+        levels=levels,
+        overrides={"math": levels, "analysis": levels},
+        **kwargs,
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rubric_save_moves_every_projects_stamp_once(make_project):
+    """A save rewrites the criterion's rows in place (three rows deleted, three written, a signal for each
+    deleted row): the stamps move once, in one update."""
+    first, second = make_project(), make_project()
+    _clarity("first", new=True)
+    stamps = {p.pk: _fresh(p).rubric_stamp for p in (first, second)}
+    with CaptureQueriesContext(connection) as queries:
+        _clarity("edited")
+    assert Rubric.objects.filter(criterion="clarity").count() == 3
+    moves = [q["sql"] for q in queries.captured_queries if q["sql"].startswith('UPDATE "annotation_project"')]
+    assert len(moves) == 1
     assert {p.pk: _fresh(p).rubric_stamp for p in (first, second)} == {pk: s + 1 for pk, s in stamps.items()}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_after_a_rolled_back_savepoint_moves_the_stamps_again(make_project):
+    project = make_project()
+    before = _fresh(project).rubric_stamp
+    with transaction.atomic():
+        with pytest.raises(RuntimeError), transaction.atomic():
+            _clarity("rolled back", new=True)
+            raise RuntimeError("the savepoint with the first write and its move is rolled back")
+        assert _fresh(project).rubric_stamp == before
+        _clarity("kept", new=True)
+    assert _fresh(project).rubric_stamp == before + 1
+    assert Rubric.objects.get(criterion="clarity", category="").levels["en"]["5"] == "kept 5"
 
 
 def test_a_change_committed_by_another_process_is_read_again(make_project, django_assert_num_queries):
@@ -123,8 +154,16 @@ def test_a_rubric_edited_during_a_transaction_shows_in_it(make_project):
     assert _levels(project, "")["relevance"][5] == "Edited in the request."
 
 
-@pytest.mark.django_db(transaction=True)
-def test_texts_of_a_rolled_back_edit_are_not_kept(make_project, django_assert_num_queries):
+@pytest.mark.parametrize(
+    "where",
+    [
+        # The block is the transaction itself (nothing around it) ...
+        pytest.param("transaction", marks=pytest.mark.django_db(transaction=True)),
+        # ... or a savepoint inside the test's transaction.
+        "savepoint",
+    ],
+)
+def test_texts_of_a_rolled_back_edit_are_not_kept(make_project, django_assert_num_queries, where):
     project = make_project()
     before = _levels(project, "")["relevance"][5]
     with pytest.raises(RuntimeError), transaction.atomic():
@@ -132,7 +171,7 @@ def test_texts_of_a_rolled_back_edit_are_not_kept(make_project, django_assert_nu
         rubric.levels["en"]["5"] = "Never committed."
         rubric.save()
         assert _levels(project, "")["relevance"][5] == "Never committed."
-        raise RuntimeError("the edit fails later in its transaction")
+        raise RuntimeError(f"the edit fails later in its {where}")
     assert _levels(project, "")["relevance"][5] == before
     with django_assert_num_queries(0):  # and kept again once read
         assert _levels(project, "")["relevance"][5] == before
@@ -151,15 +190,3 @@ def test_a_committed_edit_is_read_once_and_then_kept(make_project, django_assert
         assert _levels(project, "")["relevance"][5] == "Committed edit."
     with django_assert_num_queries(0):
         assert _levels(project, "")["relevance"][5] == "Committed edit."
-
-
-def test_texts_of_an_edit_rolled_back_to_a_savepoint_are_not_kept(make_project, django_assert_num_queries):
-    project = make_project()
-    before = _levels(project, "")["relevance"][5]
-    with pytest.raises(RuntimeError), transaction.atomic():
-        rubric = Rubric.objects.get(criterion="relevance", category="", version=1)
-        rubric.levels["en"]["5"] = "Rolled back to the savepoint."
-        rubric.save()
-        assert _levels(project, "")["relevance"][5] == "Rolled back to the savepoint."
-        raise RuntimeError("the edit fails later in its savepoint")
-    assert _levels(project, "")["relevance"][5] == before
