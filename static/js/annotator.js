@@ -6,6 +6,9 @@
   "use strict";
 
   var state = { cell: 0, bestMode: false, visibleMs: 0, shownAt: null };
+  // The task roots already set up. htmx swaps the next task in, then settles it a moment later; a key
+  // pressed in between sets up the new task first, so it lands on the new task's first open scale.
+  var ready = new WeakSet();
 
   function root() { return document.getElementById("task"); }
   function scales() {
@@ -98,6 +101,7 @@
   function init() {
     var r = root();
     if (!r) return;
+    ready.add(r);
     state.bestMode = false;
     startTimer();
     if (r.dataset.kind === "likert") focusCell(firstUnanswered());
@@ -131,6 +135,7 @@
   document.addEventListener("keydown", function (event) {
     var r = root();
     if (!r) return;
+    if (!ready.has(r)) init();
     var target = event.target;
     var typing = target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text") || target.tagName === "SELECT");
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && target && target.closest && target.closest("#task-form")) {
@@ -212,7 +217,7 @@
   document.addEventListener("htmx:afterSettle", function () {
     var r = root();
     if (!r) return;
-    init();
+    if (!ready.has(r)) init();
     window.scrollTo({ top: 0 });
   });
 })();

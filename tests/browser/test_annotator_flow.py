@@ -59,6 +59,29 @@ def test_likert_with_the_keyboard_only(page, login, make_project):
     assert Annotation.objects.filter(criterion="best").count() == 1
 
 
+def test_keys_typed_before_the_next_task_settles_land_on_it(page, login, make_project):
+    project = make_project(n_prompts=3, n_models=2, per_group=0, activate=False)
+    user = login(page, "annotator", username="dewi")
+    join(project, user)
+    start(page, project.name)
+    # htmx swaps the next task in and settles it later; a long settle opens the gap a fast typist can hit.
+    page.evaluate("htmx.config.defaultSettleDelay = 3000")
+    for key in ("4", "5", "3", "2", "Enter"):
+        page.keyboard.press(key)
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=progress]').innerText === '1 of 3 done'"
+    )
+    for key in ("1", "2", "3", "4"):
+        page.keyboard.press(key)
+    checked = page.locator("fieldset.scale input:checked")
+    assert [checked.nth(i).get_attribute("value") for i in range(checked.count())] == ["1", "2", "3", "4"]
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=progress]').innerText === '2 of 3 done'"
+    )
+    assert sorted(Annotation.objects.values_list("value_int", flat=True)) == [1, 2, 2, 3, 3, 4, 4, 5]
+
+
 def test_pairwise_tie_with_the_keyboard_only(page, login, make_project):
     project = make_project(kind="pairwise", n_prompts=2, n_models=2, n_turns=2, per_group=0, activate=False)
     user = login(page, "annotator", username="budi")
