@@ -82,7 +82,7 @@ def _error_list(view: selectors.TaskView, errors: dict[str, list[str]]) -> list[
             label = f"{labels.get(parts[1], parts[1])} · {criteria.get(parts[2], parts[2])}"
         else:
             label = named.get(parts[0], field)
-        found.extend((label, text) for text in texts)
+        found.extend((label, _shown(text)) for text in texts)
     return found
 
 
@@ -109,7 +109,7 @@ def _job_context(view: selectors.JobTaskView, errors: dict | None, posted: dict 
             label = _("Option %(label)s") % {"label": field.split(".", 1)[1]}
         else:
             label = _JOB_FIELDS.get(field, field)
-        found.extend((label, text) for text in texts)
+        found.extend((label, _shown(text)) for text in texts)
     choices = values.get("choices") or {}
     return {
         "task": view,
@@ -238,7 +238,7 @@ def _next_or_done(request: HttpRequest, project: Project) -> HttpResponse:
         assignment = services.assignment_claim(project=project, user=request.user)
     except services.AnnotationError as exc:
         assignment = None
-        messages.info(request, str(exc))
+        messages.info(request, _shown(exc))
     return _show_next(request, project, assignment)
 
 
@@ -311,7 +311,7 @@ def task_submit(request: HttpRequest, token: str) -> HttpResponse:
     if result.submitted.outcome == "edited":
         messages.success(request, _("Your answer was updated."))
     if result.next_refused:
-        messages.info(request, result.next_refused)
+        messages.info(request, _shown(result.next_refused))
     return _show_next(request, project, result.next)
 
 
@@ -616,7 +616,7 @@ def manage_gold_task(request: HttpRequest, project_id: int, task_id: int) -> Htt
         try:
             services.task_gold_mark(task=task, answer=form.answer())
         except ValueError as exc:
-            form.add_error(None, str(exc))
+            form.add_error(None, _shown(exc))
         else:
             messages.success(request, _("Task %(task)d is now a gold task.") % {"task": task.pk})
             return redirect("annotation:manage_gold_tasks", project_id=project.pk)

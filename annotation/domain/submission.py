@@ -21,6 +21,13 @@ BestPickMode = Literal["off", "optional", "required"]
 ALL_BAD = "all_bad"
 KINDS: tuple[str, ...] = ("likert", "best_of_n", "pairwise")
 
+
+def gettext_noop(message: str) -> str:
+    """Marks a message that reaches the task page for the translation catalogue, as Django's function of this
+    name does (the domain does not import Django); the page shows it translated, the API as written."""
+    return message
+
+
 _INT_TEXT = re.compile(r"\s*[+-]?\d+\s*")
 _VOTE_BY_TEXT = {vote.lower(): vote for vote in PAIRWISE_VOTES}
 
@@ -175,7 +182,7 @@ def _clean_best(
 ) -> int | str | None:
     if value is None or value == "":
         if required:
-            errors.append(FieldError("best", "Pick the best response."))
+            errors.append(FieldError("best", gettext_noop("Pick the best response.")))
         return None
     if value == ALL_BAD:
         if rules.allow_all_bad:
@@ -235,7 +242,7 @@ def _clean_ratings(
             name = f"ratings.{position + 1}.{criterion}"
             raw = per_response.get(criterion)
             if raw is None or raw == "":
-                errors.append(FieldError(name, "This rating is required."))
+                errors.append(FieldError(name, gettext_noop("This rating is required.")))
                 continue
             own = rules.scales.get(criterion)
             if own is not None:
@@ -255,7 +262,7 @@ def _clean_ratings(
 
 def _clean_vote(value: object, name: str, errors: list[FieldError]) -> str | None:
     if value is None or value == "":
-        errors.append(FieldError(name, "A vote is required."))
+        errors.append(FieldError(name, gettext_noop("A vote is required.")))
         return None
     vote = _VOTE_BY_TEXT.get(value.strip().lower()) if isinstance(value, str) else None
     if vote is None:

@@ -325,11 +325,11 @@ def assignment_claim_filtered(
     """
     state = loop_sql.claim_state(project_id=project.pk, user_id=user.pk, now=now)
     if state is None:
-        raise NotAMember("You are not an annotator of this project.")
+        raise NotAMember(gettext_noop("You are not an annotator of this project."))
     membership = state.membership
     project = membership.project
     if project.status != Project.Status.ACTIVE:
-        raise ProjectNotOpen("This project is not open for annotation.")
+        raise ProjectNotOpen(gettext_noop("This project is not open for annotation."))
     if state.has_expired:
         _expire_leases(project_id=project.pk, now=now)
     if state.own_id is not None:
@@ -423,9 +423,9 @@ def mark_submitted(
     project is closed, the task was skipped, or the lease ran out and the group's places are all taken.
     """
     if assignment.project.status == Project.Status.CLOSED:
-        raise AssignmentClosed("This project is closed.")
+        raise AssignmentClosed(gettext_noop("This project is closed."))
     if assignment.status == Assignment.Status.SKIPPED:
-        raise AssignmentClosed("You skipped this task.")
+        raise AssignmentClosed(gettext_noop("You skipped this task."))
     was_expired = assignment.status == Assignment.Status.EXPIRED
     was_held = assignment.status == Assignment.Status.ASSIGNED
     if assignment.status == Assignment.Status.EXPIRED:
@@ -435,7 +435,9 @@ def mark_submitted(
                 open_count=F("open_count") - 1, submitted_count=F("submitted_count") + 1
             )
             if not taken:
-                raise AssignmentClosed("Your time on this task ran out and others have completed it.")
+                raise AssignmentClosed(
+                    gettext_noop("Your time on this task ran out and others have completed it.")
+                )
     elapsed = max(0.0, (now - assignment.started_at).total_seconds())
     assignment.status = Assignment.Status.SUBMITTED
     assignment.submitted_at = now
@@ -477,7 +479,7 @@ def assignment_skip(*, token: str, user: AbstractBaseUser, reason: str = "") -> 
     if assignment.status == Assignment.Status.SKIPPED:
         return assignment
     if assignment.status != Assignment.Status.ASSIGNED:
-        raise AssignmentClosed("Only a task you are working on can be skipped.")
+        raise AssignmentClosed(gettext_noop("Only a task you are working on can be skipped."))
     assignments_release(
         held=[(assignment.pk, assignment.slot_id)],
         status=Assignment.Status.SKIPPED,

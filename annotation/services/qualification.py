@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from annotation.domain.gold import score_gold
 from annotation.models import Assignment, Membership, Project, Task, TaskSlot
@@ -30,11 +31,11 @@ __all__ = [
     "qualification_settings",
 ]
 
-FAILED = (
+FAILED = gettext_noop(
     "You did not reach the pass mark of this project's qualification set, so no real tasks are served to "
     "you. Ask the project manager."
 )
-NOT_READY = "The qualification set is not ready yet. Ask the project manager."
+NOT_READY = gettext_noop("The qualification set is not ready yet. Ask the project manager.")
 
 
 @dataclass(frozen=True)
@@ -133,10 +134,10 @@ def gold_file_import(*, project: Project, text: str) -> int:
     ``"A"`` for pairwise, ``{"0": {"relevance": 4}}`` for likert). Every bad line is named
     (``ValueError``) and nothing is written."""
     if project.status != Project.Status.DRAFT:
-        raise ValueError("Gold items are chosen while the project is a draft.")
+        raise ValueError(gettext_noop("Gold items are chosen while the project is a draft."))
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or {"task", "answer"} - set(reader.fieldnames):
-        raise ValueError("The gold file needs the columns task and answer.")
+        raise ValueError(gettext_noop("The gold file needs the columns task and answer."))
     tasks = {t.pk: t for t in project.tasks.filter(is_gold=False)}
     errors: list[str] = []
     chosen: list[tuple[Task, object]] = []
@@ -160,7 +161,7 @@ def gold_file_import(*, project: Project, text: str) -> int:
     if errors:
         raise ValueError(" ".join(errors[:20]))
     if not chosen:
-        raise ValueError("The gold file has no lines.")
+        raise ValueError(gettext_noop("The gold file has no lines."))
     _gold_write(project, chosen)
     return len(chosen)
 
@@ -200,7 +201,7 @@ def task_gold_mark(*, task: Task, answer: object) -> Task:
     that criterion's scale. A bad answer raises ``ValueError`` naming what is wrong and writes nothing."""
     project = task.project
     if project.status != Project.Status.DRAFT:
-        raise ValueError("Gold items are chosen while the project is a draft.")
+        raise ValueError(gettext_noop("Gold items are chosen while the project is a draft."))
     n_responses = len(task.response_ids)
     problem = _gold_answer_problem(project.kind, n_responses, answer)
     if not problem and project.kind == Project.Kind.LIKERT:

@@ -324,11 +324,13 @@ def authoring_submit(
     if assignment.status == Assignment.Status.SUBMITTED:
         current = QuestionRound.objects.filter(question=question, round=assignment.round).first()
         if question is None or current is None:
-            raise AssignmentClosed("This question can no longer be changed.")
+            raise AssignmentClosed(gettext_noop("This question can no longer be changed."))
         if _same(current, authored):
             return SubmitResult(assignment, "unchanged")
         if current.verdict or not assignment.project.allow_edits:
-            raise AssignmentClosed("This question has been reviewed and can no longer be changed.")
+            raise AssignmentClosed(
+                gettext_noop("This question has been reviewed and can no longer be changed.")
+            )
         _apply(question, authored)
         question.save(update_fields=["text", "choices", "answer_key", "distractor", "meta"])
         for name, value in (
@@ -417,11 +419,11 @@ def clean_mcq(payload: Mapping[str, Any]) -> McqAnswer:
     errors: dict[str, list[str]] = {}
     choice = str(payload.get("choice") or "").strip().upper()
     if choice not in CHOICE_LABELS:
-        errors["choice"] = ["Pick one of the options A to E."]
+        errors["choice"] = [gettext_noop("Pick one of the options A to E.")]
     ambiguous = payload.get("ambiguous") in (True, "true", "on", "1", 1)
     comment = str(payload.get("comment") or "").strip()
     if ambiguous and not comment:
-        errors["comment"] = ["Say what makes the question ambiguous."]
+        errors["comment"] = [gettext_noop("Say what makes the question ambiguous.")]
     if errors:
         raise SubmissionInvalid(errors)
     return McqAnswer(choice, ambiguous, comment)
@@ -503,7 +505,7 @@ def mcq_submit(
     answer = clean_mcq(answer_object(payload))
     question = assignment.task.question
     if question.creator_id is not None and question.creator_id == assignment.annotator_id:
-        raise AssignmentClosed("Nobody answers their own question.")
+        raise AssignmentClosed(gettext_noop("Nobody answers their own question."))
     project = assignment.project
     rows = _mcq_rows(assignment, answer, question.answer_key.upper())
     if assignment.status == Assignment.Status.SUBMITTED:
@@ -511,7 +513,7 @@ def mcq_submit(
         if _signature(current) == _signature(rows):
             return SubmitResult(assignment, "unchanged")
         if not (project.allow_edits and project.status in (Project.Status.ACTIVE, Project.Status.PAUSED)):
-            raise AssignmentClosed("This answer can no longer be changed.")
+            raise AssignmentClosed(gettext_noop("This answer can no longer be changed."))
         current.delete()
         Annotation.objects.bulk_create(rows)
         assignment.n_edits += 1
@@ -519,7 +521,7 @@ def mcq_submit(
         ambiguity_apply(project=project, question_ids=[question.pk])
         return SubmitResult(assignment, "edited")
     if question.status != Question.Status.ACCEPTED:
-        raise AssignmentClosed("This question is no longer being answered.")
+        raise AssignmentClosed(gettext_noop("This question is no longer being answered."))
     mark_submitted(assignment, now=now, seconds=seconds)
     Annotation.objects.bulk_create(rows)
     if answer.ambiguous:

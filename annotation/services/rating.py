@@ -316,7 +316,7 @@ def rating_submit(
         if _signature(current) == _signature(rows):
             return SubmitResult(assignment, "unchanged")
         if not _edit_allowed(assignment, now):
-            raise AssignmentClosed("This answer can no longer be changed.")
+            raise AssignmentClosed(gettext_noop("This answer can no longer be changed."))
         current.delete()
         Annotation.objects.bulk_create(rows)
         assignment.n_edits += 1

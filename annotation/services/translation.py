@@ -322,7 +322,7 @@ def translation_submit(
     payload = answer_object(payload)
     text = _text(payload, "translation")
     if not text:
-        raise SubmissionInvalid({"translation": ["Write the translation."]})
+        raise SubmissionInvalid({"translation": [gettext_noop("Write the translation.")]})
     if len(text) > MAX_TEXT:
         raise SubmissionInvalid({"translation": [f"The translation is longer than {MAX_TEXT} characters."]})
     unit = _locked_unit(assignment)
@@ -330,11 +330,13 @@ def translation_submit(
     if assignment.status == Assignment.Status.SUBMITTED:
         current = _latest_round(unit)
         if current is None or current.translation_assignment_id != assignment.pk:
-            raise AssignmentClosed("This translation can no longer be changed.")
+            raise AssignmentClosed(gettext_noop("This translation can no longer be changed."))
         if current.translation_text == text:
             return SubmitResult(assignment, "unchanged")
         if unit.status != TranslationUnit.Status.TO_REVIEW or current.verdict or not project.allow_edits:
-            raise AssignmentClosed("This translation has been reviewed and can no longer be changed.")
+            raise AssignmentClosed(
+                gettext_noop("This translation has been reviewed and can no longer be changed.")
+            )
         flags = unit_flags(unit, text=text, project=project)
         current.translation_text, current.flags = text, flags
         current.save(update_fields=["translation_text", "flags"])
@@ -345,7 +347,7 @@ def translation_submit(
         return SubmitResult(assignment, "edited")
 
     if unit.status not in (TranslationUnit.Status.TO_TRANSLATE, TranslationUnit.Status.REVISE):
-        raise AssignmentClosed("This unit does not need a translation any more.")
+        raise AssignmentClosed(gettext_noop("This unit does not need a translation any more."))
     mark_submitted(assignment, now=now, seconds=seconds)
     previous = _latest_round(unit)
     flags = unit_flags(unit, text=text, project=project)
@@ -395,24 +397,26 @@ def clean_review(payload: Mapping[str, Any], translation: str) -> ReviewAnswer:
     errors: dict[str, list[str]] = {}
     verdict = payload.get("verdict")
     if verdict not in TranslationRound.Verdict.values:
-        errors["verdict"] = ["Choose accept, fix or reject."]
+        errors["verdict"] = [gettext_noop("Choose accept, fix or reject.")]
     raw = payload.get("error_categories") or []
     categories = [raw] if isinstance(raw, str) else list(raw) if isinstance(raw, list | tuple) else None
     if categories is None or any(c not in TranslationError.values for c in categories):
-        errors["error_categories"] = ["Unknown error category."]
+        errors["error_categories"] = [gettext_noop("Unknown error category.")]
         categories = []
     comment = _text(payload, "comment")
     fixed = _text(payload, "fixed_text")
     if verdict == TranslationRound.Verdict.REJECT:
         if not categories:
-            errors["error_categories"] = ["Choose at least one error category."]
+            errors["error_categories"] = [gettext_noop("Choose at least one error category.")]
         if not comment:
-            errors["comment"] = ["Say what the translator should change."]
+            errors["comment"] = [gettext_noop("Say what the translator should change.")]
     if verdict == TranslationRound.Verdict.FIX:
         if not fixed:
-            errors["fixed_text"] = ["Write the corrected translation."]
+            errors["fixed_text"] = [gettext_noop("Write the corrected translation.")]
         elif fixed == translation.strip():
-            errors["fixed_text"] = ["The corrected text is the same as the translation; accept it instead."]
+            errors["fixed_text"] = [
+                gettext_noop("The corrected text is the same as the translation; accept it instead.")
+            ]
         elif len(fixed) > MAX_TEXT:
             errors["fixed_text"] = [f"The text is longer than {MAX_TEXT} characters."]
     if errors:
@@ -463,11 +467,11 @@ def translation_review_submit(
             == (answer.verdict, answer.error_categories, answer.comment, answer.fixed_text)
         ):
             return SubmitResult(assignment, "unchanged")
-        raise AssignmentClosed("Your verdict has been recorded and can no longer be changed.")
+        raise AssignmentClosed(gettext_noop("Your verdict has been recorded and can no longer be changed."))
     if unit.status != TranslationUnit.Status.TO_REVIEW:
-        raise AssignmentClosed("This translation is not waiting for review any more.")
+        raise AssignmentClosed(gettext_noop("This translation is not waiting for review any more."))
     if unit.translator_id == user_id or (current is not None and current.translator_id == user_id):
-        raise AssignmentClosed("You cannot review your own translation.")
+        raise AssignmentClosed(gettext_noop("You cannot review your own translation."))
     mark_submitted(assignment, now=now, seconds=seconds)
     if current is None:  # imported with its translation: the import was round 1
         current = TranslationRound.objects.create(

@@ -58,6 +58,18 @@ def test_below_the_pass_mark_the_api_serves_no_real_task(gated):
     assert api.get(reverse("api-next-task", args=[gated.pk])).status_code == 409  # and every later try
 
 
+def test_below_the_pass_mark_the_page_says_so_in_the_annotators_language(client, gated):
+    user = gated.annotators[1]
+    for i in range(4):
+        _answer(gated, user, right=i < 2)
+    client.force_login(user)
+    client.cookies["django_language"] = "id"
+    page = client.post(reverse("annotation:start", args=[gated.pk]), follow=True).content.decode()
+    assert "Anda belum mencapai nilai lulus set kualifikasi proyek ini" in page
+    assert "did not reach the pass mark" not in page
+    assert not Assignment.objects.filter(annotator=user, is_gold=False).exists()
+
+
 def test_a_set_larger_than_the_gold_tasks_is_refused_with_the_numbers(make_project):
     project = make_project(n_prompts=3, n_models=3, per_group=1, activate=False, kind="best_of_n")
     services.task_gold_set(task=project.tasks.first(), answer=0)

@@ -64,6 +64,41 @@ def test_missing_rating_shows_errors_and_keeps_the_answer(client, make_project):
     assert assignment.status == "assigned"
 
 
+def test_the_form_errors_speak_the_pages_language_and_the_api_keeps_english(client, make_project):
+    project = make_project(n_prompts=1, n_models=2, per_group=1, best_pick="required")
+    user = project.annotators[0]
+    login(client, user)
+    client.cookies["django_language"] = "id"
+    assignment = services.assignment_claim(project=project, user=user)
+    form = {"r-1-relevance": "5", "r-1-fluency": "4", "r-2-relevance": "3"}
+    body = client.post(
+        reverse("annotation:submit", args=[assignment.token]), form, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "Penilaian ini wajib diisi." in body and "Pilih respons terbaik." in body
+    assert "This rating is required." not in body and "Pick the best response." not in body
+    api = client.post(
+        f"/api/v1/tasks/{assignment.token}/annotations",
+        {"answer": {"ratings": {"1": {"relevance": 5, "fluency": 4}, "2": {"relevance": 3}}}},
+        content_type="application/json",
+    )
+    assert api.status_code == 400
+    assert api.json()["errors"]["best"] == ["Pick the best response."]  # what scripts read stays as it was
+
+
+def test_a_closed_project_says_so_in_the_pages_language(client, make_project):
+    project = make_project(n_prompts=2, n_models=2, per_group=1)
+    user = project.annotators[0]
+    login(client, user)
+    client.cookies["django_language"] = "id"
+    assignment = services.assignment_claim(project=project, user=user)
+    services.project_close(project=project)
+    form = {f"r-{n}-{c}": "4" for n in (1, 2) for c in ("relevance", "fluency")}
+    response = client.post(reverse("annotation:submit", args=[assignment.token]), form, follow=True)
+    body = response.content.decode()
+    assert "Proyek ini sudah ditutup." in body and "This project is closed." not in body
+    assert not Annotation.objects.filter(assignment=assignment).exists()
+
+
 def test_last_submit_shows_done(client, make_project):
     project = make_project(n_prompts=1, n_models=2, kind="best_of_n", per_group=1)
     user = project.annotators[0]

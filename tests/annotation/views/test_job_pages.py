@@ -87,6 +87,32 @@ def test_translator_and_reviewer_pages_post_forms_and_stay_blind(client, transla
     assert "reviewer-one" not in body
 
 
+def test_translation_and_review_errors_speak_indonesian(client, translation_setup):
+    dataset, translate, review, translator, reviewer = translation_setup
+    client.cookies["django_language"] = "id"
+    client.force_login(translator)
+    client.post(reverse("annotation:start", args=[translate.pk]))
+    token = Assignment.objects.get(annotator=translator).token
+    empty = client.post(
+        reverse("annotation:submit", args=[token]), {"translation": " "}, HTTP_HX_REQUEST="true"
+    )
+    assert "Tulis terjemahannya." in empty.content.decode()
+    client.post(
+        reverse("annotation:submit", args=[token]), {"translation": "Kula nedha."}, HTTP_HX_REQUEST="true"
+    )
+
+    client.force_login(reviewer)
+    client.post(reverse("annotation:start", args=[review.pk]))
+    review_token = Assignment.objects.get(annotator=reviewer).token
+    bare = client.post(
+        reverse("annotation:submit", args=[review_token]), {"verdict": "reject"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "Pilih setidaknya satu kategori kesalahan." in bare
+    assert "Jelaskan apa yang perlu diubah oleh penerjemah." in bare
+    assert "Choose at least one error category." not in bare
+    assert TranslationUnit.objects.get(translator=translator).status != "revise"  # nothing was recorded
+
+
 def test_someone_elses_task_is_a_404_and_annotators_cannot_manage(client, translation_setup, make_user):
     dataset, translate, review, translator, reviewer = translation_setup
     work = services.assignment_claim(project=translate, user=translator)
