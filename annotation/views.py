@@ -54,7 +54,13 @@ _RATING_FIELD = re.compile(r"^r-(\d+)-([a-z_]+)$")
 
 def _shown(error: object) -> str:
     """A service's message in the page's language: the services raise fixed English texts (marked with
-    ``gettext_noop``, which the API keeps as they are); a text with no translation is shown as written."""
+    ``gettext_noop``, which the API keeps as they are), an ``AnnotationError`` with placeholders translated
+    before its values are filled in (a value that is itself such an error shown the same way); a text with
+    no translation is shown as written."""
+    params = getattr(error, "params", None)
+    if params:
+        values = {k: _shown(v) if isinstance(v, services.AnnotationError) else v for k, v in params.items()}
+        return _(error.message) % values
     text = str(error)
     return _(text) if text else text
 
@@ -701,7 +707,7 @@ def review_accept_many(request: HttpRequest) -> HttpResponse:
     try:
         reviews = services.reviews_accept_many(assignment_ids=[int(v) for v in raw], reviewer=request.user)
     except services.AnnotationError as exc:
-        messages.error(request, _("Nothing was accepted: %(reason)s") % {"reason": exc})
+        messages.error(request, _("Nothing was accepted: %(reason)s") % {"reason": _shown(exc)})
     else:
         messages.success(request, _("%(n)d item(s) accepted.") % {"n": len(reviews)})
     return redirect(_queue_url(request.POST.get("query", "")))

@@ -77,7 +77,16 @@ ClaimFilterFor = Callable[[str], ClaimFilter]
 
 
 class AnnotationError(Exception):
-    """A request the annotation rules refuse; the message is safe to show to the user."""
+    """A request the annotation rules refuse; the message is safe to show to the user.
+
+    A message with ``%(name)s`` placeholders takes their values as keywords: ``str()`` is the English text
+    filled in (what the API answers), and ``message`` with ``params`` let a page translate the text first.
+    """
+
+    def __init__(self, message: str = "", **params: object):
+        self.message = message
+        self.params = params
+        super().__init__(message % params if params else message)
 
 
 class ProjectInvalid(AnnotationError):

@@ -615,8 +615,12 @@ def _checked_codes(codes: Iterable[str], taxonomy: tuple[ErrorCategory, ...], sc
     allowed = [c.code for c in taxonomy if scope in c.applies_to]
     wrong = [c for c in wanted if c not in allowed]
     if wrong:
-        where = "the question" if scope == QUESTION else "the options"
-        raise AnnotationError(f"Not an error category of {where} in this project: {', '.join(wrong)}.")
+        message = (
+            gettext_noop("Not an error category of the question in this project: %(codes)s.")
+            if scope == QUESTION
+            else gettext_noop("Not an error category of the options in this project: %(codes)s.")
+        )
+        raise AnnotationError(message, codes=", ".join(wrong))
     return [c for c in allowed if c in wanted]
 
 
@@ -673,7 +677,10 @@ def error_taxonomy_set(*, project: Project, categories: Iterable[ErrorCategory])
         | {c for c in used_options if OPTIONS not in scopes.get(c, ())}
     )
     if lost:
-        raise AnnotationError(f"Reviews of this project use these categories; keep them: {', '.join(lost)}.")
+        raise AnnotationError(
+            gettext_noop("Reviews of this project use these categories; keep them: %(codes)s."),
+            codes=", ".join(lost),
+        )
     project.error_taxonomy = [c.as_dict() for c in categories]
     project.save(update_fields=["error_taxonomy"])
     return project

@@ -34,7 +34,7 @@ def reviews_accept_many(
     found = {a.pk: a for a in Assignment.objects.filter(pk__in=ids)}
     missing = [i for i in ids if i not in found]
     if missing:
-        raise AnnotationError(f"Item {missing[0]} does not exist.")
+        raise AnnotationError(gettext_noop("Item %(item)s does not exist."), item=missing[0])
     now = now or timezone.now()
     reviews = []
     for position, assignment_id in enumerate(ids, start=1):
@@ -45,7 +45,12 @@ def reviews_accept_many(
                 )
             )
         except AnnotationError as exc:
-            raise AnnotationError(f"Selected item {position} (#{assignment_id}): {exc}") from exc
+            raise AnnotationError(
+                gettext_noop("Selected item %(position)s (#%(item)s): %(reason)s"),
+                position=position,
+                item=assignment_id,
+                reason=exc,
+            ) from exc
     return reviews
 
 

@@ -112,6 +112,13 @@ def test_accept_many_at_once_or_none(client, make_user, campaign):
         "You already reviewed this work in its current round."
     ) in page.replace("&#x27;", "'")
     assert Review.objects.count() == 3 and not Review.objects.filter(assignment_id=fourth).exists()
+    client.cookies["django_language"] = "id"  # the same refusal in Indonesian, the item's reason too
+    page = client.post(url, {"selected": [fourth, three[0]]}, follow=True).content.decode()
+    assert (
+        f"Tidak ada yang diterima: Butir terpilih ke-2 (#{three[0]}): "
+        "Anda sudah meninjau pekerjaan ini pada putaran ini."
+    ) in page
+    client.cookies["django_language"] = "en"
     page = client.get(reverse("annotation:review"), {"project": first.pk}).content.decode()
     assert "5 items" in page
     accepted = client.get(reverse("annotation:review"), {"project": first.pk, "status": "accepted"})
