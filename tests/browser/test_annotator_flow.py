@@ -82,6 +82,29 @@ def test_keys_typed_before_the_next_task_settles_land_on_it(page, login, make_pr
     assert sorted(Annotation.objects.values_list("value_int", flat=True)) == [1, 2, 2, 3, 3, 4, 4, 5]
 
 
+def test_an_incomplete_answer_is_named_in_indonesian(page, login, make_project):
+    project = make_project(n_prompts=2, n_models=2, per_group=0, activate=False, best_pick="required")
+    user = login(page, "annotator", username="eka")
+    join(project, user)
+    page.click("[data-testid=lang-id]")
+    page.wait_for_load_state()
+    page.goto("/")
+    page.get_by_test_id("annotator-project").get_by_role("button").first.click()
+    page.wait_for_selector("#task-form")
+    page.wait_for_load_state("domcontentloaded")
+    for key in ("4", "5", "3"):  # the fourth rating and the best pick left out
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    alert = page.locator("#task-form .form-errors")
+    alert.wait_for()
+    text = alert.inner_text()
+    assert "Penilaian ini wajib diisi." in text and "Pilih respons terbaik." in text
+    assert "required" not in text and "Pick" not in text
+    assert page.locator("fieldset.scale input:checked").count() == 3  # what was given stays
+    assert page.get_by_test_id("progress").inner_text() == "0 dari 2 selesai"
+    assert not Annotation.objects.exists()
+
+
 def test_pairwise_tie_with_the_keyboard_only(page, login, make_project):
     project = make_project(kind="pairwise", n_prompts=2, n_models=2, n_turns=2, per_group=0, activate=False)
     user = login(page, "annotator", username="budi")
