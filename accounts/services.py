@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.template.loader import render_to_string
+from django.utils.translation import gettext as _
 from rest_framework.authtoken.models import Token
 
 from accounts.domain.login_throttle import throttle_keys
@@ -98,9 +99,19 @@ def person_password_reset_send(*, user: AbstractBaseUser, domain: str, use_https
     """E-mail ``user`` a one-time link to set a new password (Django's reset token: it stops working once
     used, once the password changes, or after ``PASSWORD_RESET_TIMEOUT``)."""
     if not user.email:
-        raise PersonInvalid({"email": f"{user.get_username()} has no e-mail address to send the link to."})
+        raise PersonInvalid(
+            {
+                "email": _("%(username)s has no e-mail address to send the link to.")
+                % {"username": user.get_username()}
+            }
+        )
     if not user.is_active:
-        raise PersonInvalid({"is_active": f"{user.get_username()} is deactivated; reactivate them first."})
+        raise PersonInvalid(
+            {
+                "is_active": _("%(username)s is deactivated; reactivate them first.")
+                % {"username": user.get_username()}
+            }
+        )
     form = _OnePersonResetForm(data={"email": user.email}, person=user)
     if not form.is_valid():
         raise PersonInvalid({"email": " ".join(form.errors.get("email", []))})
@@ -113,7 +124,12 @@ def person_password_reset_send(*, user: AbstractBaseUser, domain: str, use_https
         )
     except (smtplib.SMTPException, OSError) as exc:
         logger.warning("set-password e-mail to user %s not sent: %s", user.pk, exc)
-        raise PersonInvalid({"email": f"The e-mail to {user.email} could not be sent ({exc})."}) from exc
+        raise PersonInvalid(
+            {
+                "email": _("The e-mail to %(email)s could not be sent (%(error)s).")
+                % {"email": user.email, "error": exc}
+            }
+        ) from exc
 
 
 @transaction.atomic

@@ -66,7 +66,7 @@ def people(request: HttpRequest) -> HttpResponse:
                     user=person, domain=request.get_host(), use_https=request.is_secure()
                 )
             except services.PersonInvalid as exc:
-                messages.error(request, str(exc))
+                messages.error(request, " ".join(exc.errors.values()))
             else:
                 messages.success(
                     request,
@@ -101,7 +101,7 @@ def person_password_reset(request: HttpRequest, user_id: int) -> HttpResponse:
             user=person, domain=request.get_host(), use_https=request.is_secure()
         )
     except services.PersonInvalid as exc:
-        messages.error(request, str(exc))
+        messages.error(request, " ".join(exc.errors.values()))
     else:
         messages.success(
             request,

@@ -107,6 +107,9 @@ def test_a_person_without_an_address_gets_a_clear_message_and_no_mail(role_clien
     nomail = make_user("annotator", username="nomail")
     response = client.post(f"/people/{nomail.pk}/password-reset", follow=True)
     assert b"nomail has no e-mail address" in response.content
+    client.cookies["django_language"] = "id"
+    response = client.post(f"/people/{nomail.pk}/password-reset", follow=True)
+    assert b"nomail tidak punya alamat e-mail untuk dikirimi tautan." in response.content
     assert not mail.outbox
 
 
@@ -151,7 +154,7 @@ def test_a_failed_send_is_reported_and_the_person_is_kept(role_client, settings,
     response = _add(client)
     assert response.status_code == 302
     shown = [str(m) for m in response.wsgi_request._messages]
-    assert shown == ["email: The e-mail to sari@example.org could not be sent (connection closed)."]
+    assert shown == ["The e-mail to sari@example.org could not be sent (connection closed)."]
     assert get_user_model().objects.filter(username="sari", is_active=True).exists()
 
 
