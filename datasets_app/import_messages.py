@@ -2,8 +2,8 @@
 
 The domain (``domain/import_records.py``, ``domain/column_mapping.py``) and the import service write
 each problem in fixed English words, which the API, the CLI and the stored import keep as they are.
-The page maps each known message to a translated template here; a message it does not know yet is
-shown as written.
+The page maps each known message to a translated template here, and so the reasons a file is refused as
+a whole (the upload's and the reader's); a message it does not know yet is shown as written.
 """
 
 from __future__ import annotations
@@ -80,6 +80,97 @@ _MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
 ]
 
 
+# A file the upload or the reader refuses as a whole (``UploadRejected``, ``UnreadableFile``).
+_FILE_MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
+    (re.compile(p), t)
+    for p, t in [
+        (
+            r"file: is larger than the limit of (?P<n>\d+) MiB",
+            _("file: is larger than the limit of %(n)s MiB"),
+        ),
+        (
+            r"file: a Hugging Face dataset folder must be uploaded as a \.zip",
+            _("file: a Hugging Face dataset folder must be uploaded as a .zip"),
+        ),
+        (
+            r"file: (?P<name>.+) is not a readable zip \((?P<why>.*)\)",
+            _("file: %(name)s is not a readable zip (%(why)s)"),
+        ),
+        (
+            r"file: (?P<name>.+) holds (?P<n>[\d,]+) entries, more than the limit of (?P<limit>[\d,]+)",
+            _("file: %(name)s holds %(n)s entries, more than the limit of %(limit)s"),
+        ),
+        (
+            r"file: (?P<name>.+) holds an unsafe path (?P<path>.+)",
+            _("file: %(name)s holds an unsafe path %(path)s"),
+        ),
+        (
+            r"file: (?P<name>.+) holds an encrypted file (?P<path>.+)",
+            _("file: %(name)s holds an encrypted file %(path)s"),
+        ),
+        (
+            r"file: (?P<name>.+) would unpack to (?P<total>.+), above the limit of (?P<limit>.+) unpacked",
+            _("file: %(name)s would unpack to %(total)s, above the limit of %(limit)s unpacked"),
+        ),
+        (
+            r"file: (?P<name>.+) unpacks to more than (?P<total>.+), above the limit of (?P<limit>.+) unpacked",
+            _("file: %(name)s unpacks to more than %(total)s, above the limit of %(limit)s unpacked"),
+        ),
+        (
+            r"file: (?P<name>.+) would unpack to (?P<total>.+) from (?P<size>.+) zipped, a compression ratio of "
+            r"(?P<ratio>[\d,]+):1, above the limit of (?P<limit>\d+):1",
+            _(
+                "file: %(name)s would unpack to %(total)s from %(size)s zipped, a compression ratio of "
+                "%(ratio)s:1, above the limit of %(limit)s:1"
+            ),
+        ),
+        (
+            r"file: (?P<name>.+) unpacks to more than (?P<total>.+) from (?P<size>.+) zipped, a compression "
+            r"ratio of (?P<ratio>[\d,]+):1, above the limit of (?P<limit>\d+):1",
+            _(
+                "file: %(name)s unpacks to more than %(total)s from %(size)s zipped, a compression ratio of "
+                "%(ratio)s:1, above the limit of %(limit)s:1"
+            ),
+        ),
+        (
+            r"file: (?P<name>.+) cannot be unpacked: (?P<path>.+?): (?P<why>.*)",
+            _("file: %(name)s cannot be unpacked: %(path)s: %(why)s"),
+        ),
+        (
+            r"(?P<name>.+): cannot tell the format from the extension; pass --format jsonl\|csv\|hf",
+            _(
+                "%(name)s: cannot tell the format from the extension; use .jsonl, .csv or a .zip of a dataset folder"
+            ),
+        ),
+        (
+            r"(?P<name>.+): the hf format needs a dataset folder",
+            _("%(name)s: the hf format needs a dataset folder"),
+        ),
+        (
+            r"(?P<name>.+): is a folder; the (?P<format>\w+) format needs a file",
+            _("%(name)s: is a folder; the %(format)s format needs a file"),
+        ),
+        (r"(?P<name>.+): the file is empty", _("%(name)s: the file is empty")),
+        (
+            r"(?P<name>.+): line 1: cannot read the header \((?P<why>.*)\)",
+            _("%(name)s: line 1: cannot read the header (%(why)s)"),
+        ),
+        (
+            r"(?P<name>.+): line 1: column names must be unique and non-empty",
+            _("%(name)s: line 1: column names must be unique and non-empty"),
+        ),
+        (
+            r"(?P<name>.+): line 1: a column name holds a NUL byte",
+            _("%(name)s: line 1: a column name holds a NUL byte"),
+        ),
+        (
+            r"(?P<name>[^:]+): not a readable Hugging Face dataset folder \((?P<why>.*)\)",
+            _("%(name)s: not a readable Hugging Face dataset folder (%(why)s)"),
+        ),
+    ]
+]
+
+
 def _translate(text: str, table: list[tuple[re.Pattern[str], Promise]]) -> str:
     for pattern, template in table:
         match = pattern.fullmatch(text)
@@ -99,6 +190,11 @@ def location(text: str) -> str:
 def message(text: str) -> str:
     """A known record-check message in the page's language; an unknown one as written."""
     return _translate(text, _MESSAGES)
+
+
+def file_problem(text: str) -> str:
+    """Why a file was refused as a whole, in the page's language; an unknown reason as written."""
+    return _translate(text, _FILE_MESSAGES)
 
 
 def shown(problem: Mapping[str, str]) -> dict[str, str]:

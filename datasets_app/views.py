@@ -108,13 +108,13 @@ def import_upload(request):
     try:
         path, file_format = store_upload(upload, file_format=None)
     except UploadRejected as exc:
-        form.add_error("file", str(exc))
+        form.add_error("file", import_messages.file_problem(str(exc)))
         return render(request, "datasets/list.html", _list_context(request, upload_form=form), status=400)
     try:
         file_format = file_format or detect_format(path, name=upload.name)
     except UnreadableFile as exc:
         discard_upload(path)
-        form.add_error("file", str(exc))
+        form.add_error("file", import_messages.file_problem(str(exc)))
         return render(request, "datasets/list.html", _list_context(request, upload_form=form), status=400)
     token = signing.dumps(
         {
@@ -152,7 +152,7 @@ def import_preview(request, token: str):
         return render(
             request,
             "datasets/list.html",
-            _list_context(request, upload_form=form, upload_error=str(exc)),
+            _list_context(request, upload_form=form, upload_error=import_messages.file_problem(str(exc))),
             status=400,
         )
     mapping_names = _mapping_names()

@@ -7,7 +7,9 @@ import zipfile
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import translation
 
+from datasets_app import import_messages
 from datasets_app.uploads import UploadRejected, ZipLimits, store_upload
 
 MiB = 1024 * 1024
@@ -119,3 +121,41 @@ def test_a_file_that_is_not_a_zip_is_refused(uploads):
         store_upload(upload("folder.zip", b"not a zip at all"), file_format="hf")
     assert "must be uploaded as a .zip" in str(caught.value)
     assert leftovers(uploads) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "file_format", "said"),
+    [
+        (
+            "unsafe.zip",
+            zip_bytes({"../escape.jsonl": b"{}\n"}),
+            None,
+            "berkas: unsafe.zip berisi jalur yang tidak aman",
+        ),
+        (
+            "folder.zip",
+            b"not a zip at all",
+            "hf",
+            "berkas: folder dataset Hugging Face harus diunggah sebagai .zip",
+        ),
+        (
+            "many.zip",
+            zip_bytes({f"data/{i}.jsonl": b"{}\n" for i in range(21)}),
+            None,
+            "berkas: many.zip berisi 21 entri, melebihi batas 20",
+        ),
+        (
+            "bomb.zip",
+            zip_bytes({"data/a.jsonl": bytes(60 * MiB)}),
+            None,
+            "berkas: bomb.zip akan menjadi 60.0 MiB dari",
+        ),
+    ],
+)
+def test_each_refusal_reads_in_the_pages_language(uploads, name, data, file_format, said):
+    with pytest.raises(UploadRejected) as caught:
+        store_upload(upload(name, data), file_format=file_format)
+    english = str(caught.value)
+    assert import_messages.file_problem(english) == english  # the English page: the same words
+    with translation.override("id"):
+        assert import_messages.file_problem(english).startswith(said), english

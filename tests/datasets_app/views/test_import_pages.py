@@ -131,7 +131,22 @@ def test_a_file_of_unknown_type_is_refused_at_upload(role_client, tmp_path, sett
         {"file": SimpleUploadedFile("notes.txt", b"hello"), "name": "x"},
     )
     assert response.status_code == 400
-    assert "cannot tell the format from the extension" in response.content.decode()
+    page = response.content.decode()
+    # The page's advice is the page's (the command line's --format means nothing here).
+    assert "notes.txt: cannot tell the format from the extension; use .jsonl, .csv or a .zip" in page
+    assert "--format" not in page
+    assert list((tmp_path / "uploads").iterdir()) == []
+    client.cookies["django_language"] = "id"
+    for name, content, said in (
+        ("notes.txt", b"hello", "notes.txt: format tidak dapat dikenali dari ekstensinya"),
+        ("ganda.csv", b"prompt,prompt\na,b\n", "ganda.csv: baris 1: nama kolom harus unik dan tidak kosong"),
+    ):
+        response = client.post(
+            reverse("datasets:import_upload"),
+            {"file": SimpleUploadedFile(name, content), "name": "x"},
+            follow=True,  # a bad header shows when the preview reads the stored file
+        )
+        assert response.status_code == 400 and said in response.content.decode()
     assert list((tmp_path / "uploads").iterdir()) == []
 
 
