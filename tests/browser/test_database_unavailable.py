@@ -43,7 +43,9 @@ def test_the_outage_message_appears_and_the_same_answer_goes_through_afterwards(
 
     submit_url = "**/annotate/t/*/submit"
     page.route(submit_url, lambda route: route.fulfill(**outage_answer(route.request.url)))
-    page.keyboard.press("Enter")
+    with page.expect_response(lambda response: response.url.endswith("/submit")) as answered:
+        page.keyboard.press("Enter")
+    assert answered.value.status == 503  # the submit was sent and met the outage
     alert = page.locator("[data-role=unavailable]")
     alert.wait_for()
     assert "The database is unavailable at the moment." in alert.inner_text()
