@@ -69,8 +69,8 @@ def new_instances(
     """``[model(**values) for values in rows]`` (``values`` by attribute name, the other fields at their
     defaults), built without ``Model.__init__``: the immutable defaults are copied and a callable default
     (a new token) is called for each instance. ``related``, one dict per row, are related objects already at
-    hand by field name (``{"project": project}``): cached on the instance as ``Model.__init__`` would, their
-    ids taken from them unless ``values`` has them."""
+    hand by field name (``{"project": project}``): cached on the instance as ``Model.__init__`` would and
+    their ids taken from them (``values`` naming the same field's id as well is refused)."""
     defaults = _defaults.get(model, False)
     if defaults is False:
         template = vars(model()).copy()
@@ -82,8 +82,9 @@ def new_instances(
         defaults = _defaults[model] = _Defaults(template, fresh) if immutable else None
     if defaults is None or init_watched(model):
         made = [model(**values) for values in rows]
-        for instance, objects in zip(made, related, strict=False):
+        for instance, objects, values in zip(made, related, rows, strict=False):
             for name, obj in objects.items():
+                _not_given_twice(model, name, values)
                 setattr(instance, name, obj)
         return made
     made = []
@@ -97,12 +98,19 @@ def new_instances(
         state = instance._state = ModelState()
         if i < len(related):
             for name, obj in related[i].items():
-                field = model._meta.get_field(name)
+                field = _not_given_twice(model, name, values)
                 attrs[field.attname] = None if obj is None else obj.pk
                 state.fields_cache[field.cache_name] = obj
         attrs.update(values)
         made.append(instance)
     return made
+
+
+def _not_given_twice(model: type[Model], name: str, values: dict[str, Any]) -> Any:
+    field = model._meta.get_field(name)
+    if field.attname in values:
+        raise ValueError(f"{model.__name__}: {name} given both as an object and as {field.attname}")
+    return field
 
 
 class _Row:

@@ -4,6 +4,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection, models
+from django.db.models.signals import post_init
 from django.test.utils import CaptureQueriesContext, isolate_apps
 from django.utils import timezone
 
@@ -205,6 +206,18 @@ def test_a_new_assignment_is_what_the_model_would_make(make_project):
     assert len(queries) == 0
     first.save(force_insert=True)
     assert Assignment.objects.get(pk=first.pk).token == first.token
+    # A related object and its id side by side could disagree: refused, with or without Model.__init__.
+    for watched in (False, True):
+        receiver = lambda **kwargs: None  # noqa: E731
+        if watched:
+            post_init.connect(receiver, sender=Assignment)
+        try:
+            with pytest.raises(ValueError, match="project given both as an object and as project_id"):
+                loop_sql.new_instances(
+                    Assignment, [{**values, "project_id": 0}], related=[{"project": project}]
+                )
+        finally:
+            post_init.disconnect(receiver, sender=Assignment)
 
 
 def _separate_state(project, user, now):
