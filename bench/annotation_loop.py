@@ -7,8 +7,9 @@
     # CPU time of the application itself, without HTTP or a server (same settings and DATABASE_URL):
     DEBUG=false DATABASE_URL=postgres://... python bench/annotation_loop.py inprocess --config var/bench.json
 
-Each simulated annotator is a thread with its own connection (kept alive where the server allows it)
-and API token. It loops ``GET /api/v1/projects/{id}/next`` then
+Each simulated annotator has its own connection (kept open where the server allows it) and API token;
+one thread drives them all over non-blocking sockets, which keeps the client's own share of the machine
+small. It loops ``GET /api/v1/projects/{id}/next`` then
 ``POST /api/v1/tasks/{token}/annotations`` (a full likert answer: 5 responses x 2 criteria and a best
 pick). ``run`` prints one JSON object: requests per second over both kinds of request, latency
 percentiles per kind and overall, error counts, the load average before the run, and the CPU time per
@@ -32,17 +33,22 @@ number of queries of each.
 from __future__ import annotations
 
 import argparse
+import errno
+import heapq
 import http.client
 import io
+import itertools
 import json
 import os
 import random
 import re
+import selectors
+import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -136,96 +142,322 @@ def machine_busy_seconds() -> float | None:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
+class LoopClient:
+    """The simulated annotators of ``run``, all driven from this one thread over non-blocking sockets.
+
+    Each annotator has one request in flight at a time and its own API token and connection (kept
+    open where the server allows it, a new one where the server closes it). One thread waiting on every
+    socket costs the machine less than a thread per annotator, and a response is read as soon as it
+    arrives instead of when its thread is next scheduled: the client shares the cores with the server
+    it measures. ``latencies`` (ms, per kind of request) and ``errors`` (per kind and status, or the
+    name of the network error) fill up as the run goes.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        project: int,
+        tokens: list[str],
+        payload: bytes,
+        separate: bool = False,
+        think: float = 0.0,
+        timeout: float = 30.0,
+    ) -> None:
+        self.address = (host, port)
+        self.host_header = f"{host}:{port}".encode()
+        self.project = project
+        self.tokens = tokens
+        self.payload = payload
+        self.separate = separate
+        self.think = think
+        self.timeout = timeout
+        self.latencies: dict[str, list[float]] = {"next": [], "submit": []}
+        self.errors: dict[str, int] = {}
+        self.selector = selectors.DefaultSelector()
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._sequence = itertools.count()
+        self.live = 0
+        self.stop_at = 0.0
+
+    def later(self, delay: float, action: Callable[[], None]) -> None:
+        heapq.heappush(self._timers, (time.monotonic() + delay, next(self._sequence), action))
+
+    def error(self, key: str) -> None:
+        self.errors[key] = self.errors.get(key, 0) + 1
+
+    def run(self, seconds: float) -> None:
+        self.stop_at = time.monotonic() + seconds
+        annotators = [_Annotator(self, token, seed) for seed, token in enumerate(self.tokens)]
+        self.live = len(annotators)
+        for annotator in annotators:
+            if self.think:
+                # Annotators start spread over one think time, as a campaign's people do, not all at once.
+                self.later(annotator.pace.uniform(0, self.think), annotator.step)
+            else:
+                annotator.step()
+        while self.live:
+            wait = 1.0
+            if self._timers:
+                wait = max(0.0, min(wait, self._timers[0][0] - time.monotonic()))
+            for key, _events in self.selector.select(wait):
+                key.data()
+            now = time.monotonic()
+            while self._timers and self._timers[0][0] <= now:
+                heapq.heappop(self._timers)[2]()
+        self.selector.close()
+
+
+class _Annotator:
+    """One simulated annotator of ``LoopClient``: next task, (a pause,) submit, again, until the time is up."""
+
+    def __init__(self, client: LoopClient, token: str, seed: int) -> None:
+        self.client = client
+        self.pace = random.Random(seed)
+        self.headers = b"Authorization: Token %s\r\n" % token.encode()
+        self.task: str | None = None
+        self.sock: socket.socket | None = None
+        self.watched = False  # whether the selector watches the socket (not while a kept-open one idles)
+        self.reused = False
+        self.retry = False
+        self.request = 0  # which request a timeout timer belongs to
+        self.kind = "next"
+        self.done: Callable[[int, bytes], None] = self.after_next
+        self.out = memoryview(b"")
+        self.sent = 0
+        self.received = bytearray()
+        self.started = 0.0
+
+    # --- the loop ---------------------------------------------------------------------------------
+
+    def step(self) -> None:
+        if time.monotonic() >= self.client.stop_at:
+            self.finish()
+        elif self.task is None:
+            self.send(
+                "next", b"GET", b"/api/v1/projects/%d/next" % self.client.project, None, self.after_next
+            )
+        else:
+            self.think_then_submit()
+
+    def after_next(self, status: int, content: bytes) -> None:
+        if status == 204:
+            self.finish()
+        elif status != 200:
+            self.client.error(f"next {status or content.decode()}")
+            self.step()
+        else:
+            self.task = json.loads(content)["task"]
+            self.think_then_submit()
+
+    def think_then_submit(self) -> None:
+        if not self.client.think:
+            self.submit()
+            return
+        # Reading the task and answering it: exponential, so arrivals at the server are Poisson.
+        pause = self.pace.expovariate(1 / self.client.think)
+        if time.monotonic() + pause >= self.client.stop_at:
+            self.finish()
+        else:
+            self.client.later(pause, self.submit)
+
+    def submit(self) -> None:
+        assert self.task is not None
+        path = b"/api/v1/tasks/%s/annotations" % self.task.encode()
+        # Without --separate the answer and the next task come in one request.
+        self.send(
+            "submit",
+            b"POST",
+            path if self.client.separate else path + b"?next=1",
+            self.client.payload,
+            self.after_submit,
+        )
+
+    def after_submit(self, status: int, content: bytes) -> None:
+        self.task = None
+        if status == 201 and not self.client.separate:
+            following = json.loads(content)["next"]
+            if following is None:
+                self.finish()
+                return
+            self.task = following["task"]
+        if status != 201:
+            self.client.error(f"submit {status or content.decode()}")
+        self.step()
+
+    def finish(self) -> None:
+        self.close()
+        self.client.live -= 1
+
+    # --- one request ------------------------------------------------------------------------------
+
+    def send(
+        self,
+        kind: str,
+        method: bytes,
+        path: bytes,
+        body: bytes | None,
+        done: Callable[[int, bytes], None],
+    ) -> None:
+        head = b"%s %s HTTP/1.1\r\nHost: %s\r\n%s" % (method, path, self.client.host_header, self.headers)
+        if body is not None:
+            head += b"Content-Type: application/json\r\nContent-Length: %d\r\n" % len(body)
+        self.kind, self.done = kind, done
+        self.out = memoryview(head + b"\r\n" + (body or b""))
+        self.received = bytearray()
+        self.started = time.perf_counter()
+        self.request += 1
+        request = self.request
+        self.client.later(self.client.timeout, lambda: self.request == request and self.fail(TimeoutError()))
+        self.transmit(retry=True)
+
+    def transmit(self, *, retry: bool) -> None:
+        self.retry, self.sent = retry, 0
+        self.reused = self.sock is not None
+        if self.sock is None:
+            self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.sock.setblocking(False)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            error = self.sock.connect_ex(self.client.address)
+            if error not in (0, errno.EINPROGRESS):
+                # Counted from the loop, not from here: a server that refuses at once must not make the
+                # annotator's next try a deeper call.
+                refused = OSError(error, os.strerror(error))
+                self.client.later(0, lambda: self.fail(refused))
+                return
+        self.watch(selectors.EVENT_WRITE, self.writable)
+
+    def watch(self, events: int, handler: Callable[[], None]) -> None:
+        assert self.sock is not None
+        if self.watched:
+            self.client.selector.modify(self.sock, events, handler)
+        else:
+            self.client.selector.register(self.sock, events, handler)
+            self.watched = True
+
+    def writable(self) -> None:
+        assert self.sock is not None
+        try:
+            if self.sent == 0:
+                error = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if error:
+                    raise OSError(error, os.strerror(error))
+            self.sent += self.sock.send(self.out[self.sent :])
+        except OSError as exc:
+            self.fail(exc)
+            return
+        if self.sent == len(self.out):
+            self.watch(selectors.EVENT_READ, self.readable)
+
+    def readable(self) -> None:
+        assert self.sock is not None
+        try:
+            chunk = self.sock.recv(65536)
+        except OSError as exc:
+            self.fail(exc)
+            return
+        if chunk:
+            self.received += chunk
+            parsed = _response(self.received, ended=False)
+        else:
+            parsed = _response(self.received, ended=True)
+            if parsed is None:
+                self.fail(http.client.RemoteDisconnected())
+                return
+        if parsed is not None:
+            status, content, keep = parsed
+            if keep and chunk:
+                # Kept open for the next request; not watched meanwhile, so that the server closing it
+                # while the annotator pauses is found when the next request is sent.
+                self.client.selector.unregister(self.sock)
+                self.watched = False
+            else:
+                self.close()
+            self.answered(status, content)
+
+    def answered(self, status: int, content: bytes) -> None:
+        self.request += 1  # the timeout timer of this request no longer applies
+        self.client.latencies[self.kind].append((time.perf_counter() - self.started) * 1000)
+        self.done(status, content)
+
+    def fail(self, exc: Exception) -> None:
+        reused = self.reused and not self.received
+        self.close()
+        if reused and self.retry and not isinstance(exc, TimeoutError):
+            # A kept-open connection the server had closed before this request reached it: send it again
+            # on a new one, once, as a browser does.
+            self.transmit(retry=False)
+            return
+        self.answered(0, type(exc).__name__.encode())
+
+    def close(self) -> None:
+        if self.sock is not None:
+            if self.watched:
+                self.client.selector.unregister(self.sock)
+                self.watched = False
+            self.sock.close()
+            self.sock = None
+
+
+def _response(data: bytearray, *, ended: bool) -> tuple[int, bytes, bool] | None:
+    """``(status, body, whether the connection stays open)`` once ``data`` holds a whole HTTP/1.1
+    response, else ``None`` (``ended``: the server has closed the connection, so a body without a length
+    ends there)."""
+    end = data.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    lines = bytes(data[:end]).decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip().lower()
+    keep = lines[0].startswith("HTTP/1.1") and headers.get("connection") != "close"
+    body = bytes(data[end + 4 :])
+    if "content-length" in headers:
+        length = int(headers["content-length"])
+        return (status, body[:length], keep) if len(body) >= length else None
+    if headers.get("transfer-encoding") == "chunked":
+        content, at = b"", 0
+        while True:
+            line_end = body.find(b"\r\n", at)
+            if line_end < 0:
+                return None
+            size = int(body[at:line_end].split(b";")[0], 16)
+            if len(body) < line_end + 2 + size + 2:
+                return None
+            if size == 0:
+                return status, content, keep
+            content += body[line_end + 2 : line_end + 2 + size]
+            at = line_end + 2 + size + 2
+    if status in (204, 304) or 100 <= status < 200:
+        return status, b"", keep
+    return (status, body, False) if ended else None
+
+
 def run(args: argparse.Namespace) -> None:
     config = json.loads(Path(args.config).read_text())
     tokens = config["tokens"][: args.annotators]
     if len(tokens) < args.annotators:
         raise SystemExit(f"the setup made only {len(tokens)} annotators")
-    latencies: dict[str, list[float]] = {"next": [], "submit": []}
-    errors: dict[str, int] = {}
-    lock = threading.Lock()
-    stop_at = time.monotonic() + args.seconds
-    body = answer()
-
     url = urlsplit(args.url)
-    payload = json.dumps(body).encode()
-
-    def work(token: str, seed: int) -> None:
-        pace = random.Random(seed)
-        local: dict[str, list[float]] = {"next": [], "submit": []}
-        local_errors: dict[str, int] = {}
-        headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-        # The standard library's client: it costs a fraction of the CPU of httpx per request, which
-        # matters when the client shares the machine's cores with the server it measures.
-        client = http.client.HTTPConnection(url.hostname, url.port or 80, timeout=30)
-
-        def request(kind: str, method: str, path: str, data: bytes | None = None) -> tuple[int, bytes]:
-            t0 = time.perf_counter()
-            try:
-                client.request(method, path, body=data, headers=headers)
-                response = client.getresponse()
-                status, content = response.status, response.read()
-            except (OSError, http.client.HTTPException) as exc:  # counted as an error named after it
-                client.close()
-                status, content = 0, type(exc).__name__.encode()
-            local[kind].append((time.perf_counter() - t0) * 1000)
-            return status, content
-
-        task = None
-        if args.think:
-            # Annotators start spread over one think time, as a campaign's people do, not all at once.
-            time.sleep(pace.uniform(0, args.think))
-        while time.monotonic() < stop_at:
-            if task is None:
-                status, content = request("next", "GET", f"/api/v1/projects/{config['project']}/next")
-                if status == 204:
-                    break
-                if status != 200:
-                    key = f"next {status or content.decode()}"
-                    local_errors[key] = local_errors.get(key, 0) + 1
-                    continue
-                task = json.loads(content)["task"]
-            if args.think:
-                # Reading the task and answering it: exponential, so arrivals at the server are Poisson.
-                pause = pace.expovariate(1 / args.think)
-                if time.monotonic() + pause >= stop_at:
-                    break
-                time.sleep(pause)
-            if args.separate:
-                status, content = request("submit", "POST", f"/api/v1/tasks/{task}/annotations", payload)
-                task = None
-            else:
-                # The answer and the next task in one request.
-                status, content = request(
-                    "submit", "POST", f"/api/v1/tasks/{task}/annotations?next=1", payload
-                )
-                if status == 201:
-                    following = json.loads(content)["next"]
-                    if following is None:
-                        break
-                    task = following["task"]
-                else:
-                    task = None
-            if status != 201:
-                key = f"submit {status or content.decode()}"
-                local_errors[key] = local_errors.get(key, 0) + 1
-        client.close()
-        with lock:
-            for kind in latencies:
-                latencies[kind].extend(local[kind])
-            for key, n in local_errors.items():
-                errors[key] = errors.get(key, 0) + n
-
+    client = LoopClient(
+        host=url.hostname or "127.0.0.1",
+        port=url.port or 80,
+        project=config["project"],
+        tokens=tokens,
+        payload=json.dumps(answer()).encode(),
+        separate=args.separate,
+        think=args.think,
+    )
     load_before = [round(v, 2) for v in os.getloadavg()]
     busy_before, client_before = machine_busy_seconds(), time.process_time()
     started = time.monotonic()
-    threads = [threading.Thread(target=work, args=(t, n)) for n, t in enumerate(tokens)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    client.run(args.seconds)
     elapsed = time.monotonic() - started
     busy_after, client_cpu = machine_busy_seconds(), time.process_time() - client_before
+    latencies, errors = client.latencies, client.errors
     every = latencies["next"] + latencies["submit"]
     n_submits = len(latencies["submit"])
 
