@@ -31,6 +31,7 @@ import pyarrow as pa
 from django.conf import settings
 from django.db import transaction
 from django.utils.text import slugify
+from django.utils.translation import gettext_noop
 from huggingface_hub import HfApi, get_token
 
 from analytics import services as analytics_services
@@ -112,8 +113,24 @@ SPLIT_SPEC_RE = re.compile(r"\s*(?:test\s*=\s*)?([0-9]*\.?[0-9]+)\s*")
 ERROR_CHARS = 2000
 
 
+class Refusal(str):
+    """A refusal in English, as the API, the command and the stored export say it, that a page can also
+    show in its own language: ``message`` (in the catalogue) with ``%(name)s`` placeholders filled from
+    ``params``. A list or tuple value is a choice of alternatives, joined with "or"."""
+
+    message: str
+    params: dict[str, object]
+
+    def __new__(cls, message: str, **params: object) -> Refusal:
+        filled = {k: " or ".join(v) if isinstance(v, (list, tuple)) else v for k, v in params.items()}
+        refusal = super().__new__(cls, message % filled if params else message)
+        refusal.message, refusal.params = message, params
+        return refusal
+
+
 class ExportInvalid(Exception):
-    """Options the export refuses, keyed by option name; ``str()`` is one line for the command."""
+    """Options the export refuses, keyed by option name; ``str()`` is one line for the command. A value
+    that is a ``Refusal`` can be shown in the page's language."""
 
     def __init__(self, errors: Mapping[str, str]):
         self.errors = dict(errors)
@@ -229,7 +246,13 @@ def parse_weights(spec: str | None) -> dict[str, float] | None:
         except ValueError:
             number = math.nan
         if not name or not math.isfinite(number):
-            raise ExportInvalid({"weights": f"bad weights {spec!r}: expected criterion=number,..."})
+            raise ExportInvalid(
+                {
+                    "weights": Refusal(
+                        gettext_noop("bad weights %(spec)s: expected criterion=number,..."), spec=repr(spec)
+                    )
+                }
+            )
         weights[name] = number
     return weights
 
@@ -311,9 +334,14 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
         errors["strategy"] = f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}"
     elif strategy not in allowed:
         errors["strategy"] = (
-            f"a {project.kind} project exports with {' or '.join(allowed)}, not {strategy}"
+            Refusal(
+                gettext_noop("a %(kind)s project exports with %(allowed)s, not %(strategy)s"),
+                kind=project.kind,
+                allowed=tuple(allowed),
+                strategy=strategy,
+            )
             if allowed
-            else f"a {project.kind} project has nothing to pair"
+            else Refusal(gettext_noop("a %(kind)s project has nothing to pair"), kind=project.kind)
         )
     scales = criterion_scales(project) if project.criteria else {}
     # Criteria rated on named categories have no order: they cannot enter a score.
@@ -324,17 +352,28 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
         unknown = [c for c in weights if c not in project.criteria]
         named = [c for c in weights if c in project.criteria and c not in on_points]
         if unknown:
-            errors["weights"] = (
-                f"criteria not rated in this project: {', '.join(unknown)}; "
-                f"rated: {', '.join(project.criteria) or 'none'}"
+            errors["weights"] = Refusal(
+                gettext_noop("criteria not rated in this project: %(unknown)s; rated: %(rated)s")
+                if project.criteria
+                else gettext_noop("criteria not rated in this project: %(unknown)s; rated: none"),
+                unknown=", ".join(unknown),
+                rated=", ".join(project.criteria),
             )
         elif named:
-            errors["weights"] = (
-                f"{', '.join(named)} rated on named categories ({', '.join(str(v) for v in scales[named[0]].values)}); "
-                f"a score weighs criteria rated on points: {', '.join(on_points) or 'none'}"
+            errors["weights"] = Refusal(
+                gettext_noop(
+                    "%(named)s rated on named categories (%(values)s); a score weighs criteria rated on points: %(points)s"
+                )
+                if on_points
+                else gettext_noop(
+                    "%(named)s rated on named categories (%(values)s); a score weighs criteria rated on points: none"
+                ),
+                named=", ".join(named),
+                values=", ".join(str(v) for v in scales[named[0]].values),
+                points=", ".join(on_points),
             )
         elif not weights:
-            errors["weights"] = "name at least one rated criterion"
+            errors["weights"] = Refusal(gettext_noop("name at least one rated criterion"))
         else:
             found = {c: (scales[c].bounds if c in scales else (1, 5)) for c in weights}
             # One shared scale: raw means, as always (same order, margins in points); mixed: each on 0-1.
@@ -347,7 +386,10 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
     if options.turn is not None and (project.kind != Project.Kind.PAIRWISE or options.turn < 0):
         errors["turn"] = "a turn applies to pairwise projects only (0-based)"
     if options.reliability_weights and strategy != "pairwise_majority":
-        errors["reliability_weights"] = f"applies to the pairwise_majority strategy only, not {strategy}"
+        errors["reliability_weights"] = Refusal(
+            gettext_noop("applies to the pairwise_majority strategy only, not %(strategy)s"),
+            strategy=strategy,
+        )
     resolved = replace(resolved, strategy=strategy, weights=weights, scales=bounds)
     if not errors:
         try:
@@ -461,8 +503,12 @@ def project_data_read(*, project: Project, options: ExportOptions, progress=None
         if not data.vote_weights:
             raise ExportInvalid(
                 {
-                    "reliability_weights": "the reliability of annotators is estimated from the votes of "
-                    "at least two annotators; this project has fewer"
+                    "reliability_weights": Refusal(
+                        gettext_noop(
+                            "the reliability of annotators is estimated from the votes of at least two "
+                            "annotators; this project has fewer"
+                        )
+                    )
                 }
             )
     return data
@@ -575,9 +621,15 @@ def export_create(
     hub_repo_id = (hub_repo_id or "").strip()
     if hub_repo_id:
         if not REPO_ID_RE.fullmatch(hub_repo_id):
-            raise ExportInvalid({"push_to_hub": f"bad repo id {hub_repo_id!r}: expected owner/name"})
+            raise ExportInvalid(
+                {
+                    "push_to_hub": Refusal(
+                        gettext_noop("bad repo id %(repo)s: expected owner/name"), repo=repr(hub_repo_id)
+                    )
+                }
+            )
         if not hub_token():
-            raise ExportInvalid({"push_to_hub": "no Hugging Face token: set HF_TOKEN"})
+            raise ExportInvalid({"push_to_hub": Refusal(gettext_noop("no Hugging Face token: set HF_TOKEN"))})
     record = Export.objects.create(
         project=project,
         kind=options.kind,

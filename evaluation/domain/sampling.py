@@ -19,8 +19,23 @@ DEFAULT_TOP_K = 20
 DEFAULT_MAX_TOKENS = 1024
 
 
+def gettext_noop(message: str) -> str:
+    """Marks a message that reaches the run pages for the translation catalogue, as Django's function of this
+    name does (the domain does not import Django); the page shows it translated, the API as written."""
+    return message
+
+
 class SamplingParamsError(ValueError):
-    """A sampling parameter is out of range or of the wrong type."""
+    """A sampling parameter is out of range or of the wrong type.
+
+    A message with ``%(name)s`` placeholders takes their values as keywords: ``str()`` is the English text
+    filled in, and ``message`` with ``params`` let a page translate the text first.
+    """
+
+    def __init__(self, message: str, **params: object):
+        self.message = message
+        self.params = params
+        super().__init__(message % params if params else message)
 
 
 def _is_int(value: object) -> bool:
@@ -49,15 +64,26 @@ class SamplingParams:
 
     def __post_init__(self) -> None:
         if not _is_number(self.temperature) or not math.isfinite(self.temperature) or self.temperature < 0:
-            raise SamplingParamsError(f"temperature must be a finite number >= 0, got {self.temperature!r}")
+            raise SamplingParamsError(
+                gettext_noop("temperature must be a finite number >= 0, got %(value)s"),
+                value=repr(self.temperature),
+            )
         if not _is_number(self.top_p) or not (0 < self.top_p <= 1):
-            raise SamplingParamsError(f"top_p must be a number in (0, 1], got {self.top_p!r}")
+            raise SamplingParamsError(
+                gettext_noop("top_p must be a number in (0, 1], got %(value)s"), value=repr(self.top_p)
+            )
         if self.top_k is not None and (not _is_int(self.top_k) or self.top_k < 1):
-            raise SamplingParamsError(f"top_k must be None or an integer >= 1, got {self.top_k!r}")
+            raise SamplingParamsError(
+                gettext_noop("top_k must be None or an integer >= 1, got %(value)s"), value=repr(self.top_k)
+            )
         if not _is_int(self.max_tokens) or self.max_tokens < 1:
-            raise SamplingParamsError(f"max_tokens must be an integer >= 1, got {self.max_tokens!r}")
+            raise SamplingParamsError(
+                gettext_noop("max_tokens must be an integer >= 1, got %(value)s"), value=repr(self.max_tokens)
+            )
         if self.seed is not None and (not _is_int(self.seed) or self.seed < 0):
-            raise SamplingParamsError(f"seed must be None or an integer >= 0, got {self.seed!r}")
+            raise SamplingParamsError(
+                gettext_noop("seed must be None or an integer >= 0, got %(value)s"), value=repr(self.seed)
+            )
         if not _is_int(self.n) or self.n < 1:
             raise SamplingParamsError(f"n must be an integer >= 1, got {self.n!r}")
         object.__setattr__(self, "stop", _normalise_stop(self.stop))

@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from datasets_app.models import Dataset, Prompt, Question, TranslationUnit
 from evaluation.domain.answer_extraction import (
@@ -129,7 +130,11 @@ def benchmark_run_start(
         raise RunConfigError(f"unknown benchmark task {task!r}")
     scoring = options.get("scoring") or SCORINGS[task][0]
     if scoring not in SCORINGS[task]:
-        raise RunConfigError(f"scoring for {task} must be one of {', '.join(SCORINGS[task])}")
+        raise RunConfigError(
+            gettext_noop("scoring for %(task)s must be one of %(allowed)s"),
+            task=task,
+            allowed=", ".join(SCORINGS[task]),
+        )
     mode = _resolve_mode(task=task, mode=mode, scoring=options.get("scoring"))
     if task == BenchmarkRun.Task.MCQ:
         scoring = MODE_SCORING[mode]
@@ -144,7 +149,7 @@ def benchmark_run_start(
     try:
         sampling = endpoint_sampling(endpoint, overrides).replace(n=1)
     except SamplingParamsError as exc:
-        raise RunConfigError(str(exc)) from exc
+        raise RunConfigError(exc.message, **exc.params) from exc
     prompt_language = options.get("prompt_language") or "id"
     if prompt_language not in MCQ_PROMPT_VARIANTS:
         raise RunConfigError("prompt_language must be 'id' or 'en'")
@@ -157,12 +162,12 @@ def benchmark_run_start(
     }
     if options.get("back_translate"):
         if task != BenchmarkRun.Task.TRANSLATION:
-            raise RunConfigError("back_translate is an option of translation runs")
+            raise RunConfigError(gettext_noop("back_translate is an option of translation runs"))
         config["back_translate"] = True
     judge_template = None
     if scoring == "judge":
         if judge_endpoint is None:
-            raise RunConfigError("open QA scored by a judge needs a judge endpoint")
+            raise RunConfigError(gettext_noop("open QA scored by a judge needs a judge endpoint"))
         judge_language = options.get("judge_language") or "en"
         if judge_language not in ("en", "id"):
             raise RunConfigError("judge_language must be 'en' or 'id'")
@@ -173,7 +178,9 @@ def benchmark_run_start(
     if task == BenchmarkRun.Task.MCQ:
         variants = MCQ_PROMPT_VARIANTS[prompt_language]
         if options.get("variant") and options["variant"] not in {v.id for v in variants}:
-            raise RunConfigError(f"unknown prompt variant {options['variant']!r}")
+            raise RunConfigError(
+                gettext_noop("unknown prompt variant %(variant)s"), variant=repr(options["variant"])
+            )
         config["variant"] = options.get("variant") or ""
         questions = dataset.questions.exclude(status=Question.Status.EXCLUDED).order_by("id")
         if options.get("eval_split"):
@@ -193,7 +200,9 @@ def benchmark_run_start(
             ]
             if len(pool) < k:
                 raise RunConfigError(
-                    f"k_shot={k} needs {k} example questions in split {options.get('shot_split')!r}"
+                    gettext_noop("k_shot=%(k)s needs %(k)s example questions in split %(split)s"),
+                    k=k,
+                    split=repr(options.get("shot_split")),
                 )
             random.Random(seed).shuffle(pool)
             config["shot_ids"] = pool[: k + 1]  # one spare, for the question that is itself an example
@@ -230,13 +239,20 @@ def _resolve_mode(*, task: str, mode: str | None, scoring: str | None) -> str:
         raise RunConfigError(f"mode must be one of {', '.join(BenchmarkRun.Mode.values)}, got {mode!r}")
     if task != BenchmarkRun.Task.MCQ:
         if mode and mode != BenchmarkRun.Mode.CHAT:
-            raise RunConfigError(f"mode {mode!r} is for multiple choice; {task} runs use chat")
+            raise RunConfigError(
+                gettext_noop("mode %(mode)s is for multiple choice; %(task)s runs use chat"),
+                mode=repr(mode),
+                task=task,
+            )
         return BenchmarkRun.Mode.CHAT
     if not mode:
         return BenchmarkRun.Mode.LOGPROB if scoring == "logprob" else BenchmarkRun.Mode.CHAT
     if scoring and scoring != MODE_SCORING[mode]:
         raise RunConfigError(
-            f"mode {mode!r} reads answers by {MODE_SCORING[mode]!r}, not scoring {scoring!r}"
+            gettext_noop("mode %(mode)s reads answers by %(reads)s, not scoring %(scoring)s"),
+            mode=repr(mode),
+            reads=repr(MODE_SCORING[mode]),
+            scoring=repr(scoring),
         )
     return mode
 

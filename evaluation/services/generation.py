@@ -60,7 +60,7 @@ def generation_run_start(
     try:
         sampling = {e.slug: endpoint_sampling(e, overrides).replace(n=1).to_dict() for e in endpoints}
     except SamplingParamsError as exc:
-        raise RunConfigError(str(exc)) from exc
+        raise RunConfigError(exc.message, **exc.params) from exc
     config = {
         "sampling": sampling,
         "seed": overrides.get("seed"),

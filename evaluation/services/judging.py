@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from annotation.models import Project
 from datasets_app.models import Dataset, Prompt, Response
@@ -138,18 +139,32 @@ def category_aspects_set(
     given; the category name is normalised (``"Creative Writing"`` = ``creative_writing``)."""
     key = normalise_category(category) if isinstance(category, str) else ""
     if not key or len(key) > 100:
-        raise RunConfigError("category: give a name of 1 to 100 characters")
+        raise RunConfigError(gettext_noop("category: give a name of 1 to 100 characters"))
     if language not in JudgeTemplate.Language.values:
         raise RunConfigError(f"language must be one of {', '.join(JudgeTemplate.Language.values)}")
     cleaned = [a.strip() for a in aspects if isinstance(a, str) and a.strip()]
     if not cleaned:
-        raise RunConfigError(f"{key} ({language}): give at least one aspect")
+        raise RunConfigError(
+            gettext_noop("%(category)s (%(language)s): give at least one aspect"),
+            category=key,
+            language=language,
+        )
     if len(cleaned) > MAX_ASPECTS:
-        raise RunConfigError(f"{key} ({language}): at most {MAX_ASPECTS} aspects, got {len(cleaned)}")
+        raise RunConfigError(
+            gettext_noop("%(category)s (%(language)s): at most %(most)s aspects, got %(got)s"),
+            category=key,
+            language=language,
+            most=MAX_ASPECTS,
+            got=len(cleaned),
+        )
     too_long = next((n for n, a in enumerate(cleaned, start=1) if len(a) > MAX_ASPECT_CHARS), None)
     if too_long is not None:
         raise RunConfigError(
-            f"{key} ({language}): aspect {too_long} is longer than {MAX_ASPECT_CHARS} characters"
+            gettext_noop("%(category)s (%(language)s): aspect %(n)s is longer than %(most)s characters"),
+            category=key,
+            language=language,
+            n=too_long,
+            most=MAX_ASPECT_CHARS,
         )
     row, _ = CategoryAspects.objects.update_or_create(
         project=project, category=key, language=language, defaults={"aspects": cleaned}
@@ -237,7 +252,7 @@ def judge_run_start(
     if judge_kind not in (PAIRWISE, SINGLE_GRADE, FACTUAL):
         raise RunConfigError(f"unknown judge kind {judge_kind!r}")
     if (dataset is None) == (annotation_project is None):
-        raise RunConfigError("give either a dataset or an annotation project")
+        raise RunConfigError(gettext_noop("give either a dataset or an annotation project"))
     if order_mode not in JudgeRun.OrderMode.values:
         raise RunConfigError(f"unknown order mode {order_mode!r}")
     if pairwise_family is not None and pairwise_family not in PAIRWISE_FAMILIES:
@@ -245,7 +260,9 @@ def judge_run_start(
             f"pairwise_family must be one of {', '.join(PAIRWISE_FAMILIES)}, got {pairwise_family!r}"
         )
     if pairwise_family == WITH_TIE and judge_kind != PAIRWISE:
-        raise RunConfigError(f"pairwise_family applies to pairwise judges only, not to {judge_kind}")
+        raise RunConfigError(
+            gettext_noop("pairwise_family applies to pairwise judges only, not to %(kind)s"), kind=judge_kind
+        )
     if template is None:
         language = options.get("language") or "en"
         if language not in JudgeTemplate.Language.values:
@@ -254,13 +271,22 @@ def judge_run_start(
         template_name = FAMILY_TEMPLATE_NAMES[family] if judge_kind == PAIRWISE else "default"
         template = judge_template_default(kind=judge_kind, language=language, name=template_name)
     if template.kind != judge_kind:
-        raise RunConfigError(f"template {template} is not a {judge_kind} template")
+        raise RunConfigError(
+            gettext_noop("template %(template)s is not a %(kind)s template"),
+            template=str(template),
+            kind=judge_kind,
+        )
     family = NO_TIE
     if judge_kind == PAIRWISE:
         family = pairwise_family_of(template.name)
         if pairwise_family is not None and pairwise_family != family:
             raise RunConfigError(
-                f"template {template} belongs to the {family} family, but the run asks for {pairwise_family}"
+                gettext_noop(
+                    "template %(template)s belongs to the %(family)s family, but the run asks for %(asked)s"
+                ),
+                template=str(template),
+                family=family,
+                asked=pairwise_family,
             )
     chunk_size = check_chunk_size(options.get("chunk_size"))
     overrides = dict(options.get("sampling") or {})
@@ -270,7 +296,7 @@ def judge_run_start(
     try:
         sampling = endpoint_sampling(endpoint, overrides).replace(n=1)
     except SamplingParamsError as exc:
-        raise RunConfigError(str(exc)) from exc
+        raise RunConfigError(exc.message, **exc.params) from exc
     seed = options.get("seed") if options.get("seed") is not None else 0
     config = {
         "sampling": sampling.to_dict(),
@@ -285,7 +311,7 @@ def judge_run_start(
     if config["on_one_error"] not in ("use_other", "error"):
         raise RunConfigError("on_one_error must be 'use_other' or 'error'")
     if annotation_project is not None and judge_kind == PAIRWISE and not annotation_project.is_pairwise:
-        raise RunConfigError("a pairwise judge needs a pairwise annotation project")
+        raise RunConfigError(gettext_noop("a pairwise judge needs a pairwise annotation project"))
     run = JudgeRun.objects.create(
         judge_kind=judge_kind,
         endpoint=endpoint,

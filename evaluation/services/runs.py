@@ -24,6 +24,7 @@ from django.db import models, transaction
 from django.db.models import Case, Exists, F, OuterRef, Q, Subquery, Sum, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from evaluation.inference.base import BackendConfigError
 from evaluation.models import (
@@ -51,7 +52,17 @@ RUN_MODELS: dict[str, type[models.Model]] = {
 
 
 class RunConfigError(ValueError):
-    """A run cannot start as configured (unknown option, no items source, wrong endpoint kind)."""
+    """A run cannot start as configured (unknown option, no items source, wrong endpoint kind).
+
+    A message with ``%(name)s`` placeholders takes their values as keywords: ``str()`` is the English text
+    filled in (what the API and the command answer), and ``message`` with ``params`` let a page translate
+    the text first.
+    """
+
+    def __init__(self, message: str = "", **params: object):
+        self.message = message
+        self.params = params
+        super().__init__(message % params if params else message)
 
 
 @dataclass
@@ -79,7 +90,9 @@ def chunked(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
 def check_chunk_size(value: Any) -> int:
     size = DEFAULT_CHUNK_SIZE if value is None else value
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 1000:
-        raise RunConfigError(f"chunk_size must be an integer in 1..1000, got {value!r}")
+        raise RunConfigError(
+            gettext_noop("chunk_size must be an integer in 1..1000, got %(value)s"), value=repr(value)
+        )
     return size
 
 

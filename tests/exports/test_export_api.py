@@ -88,6 +88,16 @@ def test_bad_input_is_400_with_field_errors(api_client_for, likert_project, pair
     assert response.json()["errors"] == {
         "strategy": "a pairwise project exports with pairwise_majority, not best_vs_rest"
     }
+    # The API answers in English whatever the client's language (the export page translates).
+    response = api.post(
+        "/api/v1/exports/create",
+        {"project": likert_project.pk, "strategy": "pairwise_majority"},
+        format="json",
+        HTTP_ACCEPT_LANGUAGE="id",
+    )
+    assert response.json()["errors"] == {
+        "strategy": "a likert project exports with scores or best_vs_rest, not pairwise_majority"
+    }
     assert api.post("/api/v1/exports/create", {"project": 987654}, format="json").status_code == 404
     assert Export.objects.count() == 0
 

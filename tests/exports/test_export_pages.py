@@ -126,3 +126,67 @@ def test_preview_names_the_strata_too_small_for_test(role_client, likert_project
     assert ("analysis / ind (1)" in html) != ("math / sun (1)" in html)
     html = client.post(url, form, HTTP_HX_REQUEST="true", HTTP_ACCEPT_LANGUAGE="id").content.decode()
     assert "Prompt terlalu sedikit untuk masuk ke test (tetap di train):" in html
+
+
+def test_option_refusals_read_in_the_pages_language(
+    role_client, likert_project, pairwise_project, monkeypatch
+):
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr("exports.services.hub_token", lambda: None)
+    client = role_client("researcher")
+    page = client.post(
+        reverse("exports:export_new", args=[likert_project.pk]),
+        {**FORM, "weights": "accuracy=2", "push_to_hub": "timbang/prefs"},
+        HTTP_ACCEPT_LANGUAGE="id",
+    ).content.decode()
+    assert "kriteria yang tidak dinilai di proyek ini: accuracy; yang dinilai: relevance, fluency" in page
+    assert "criteria not rated" not in page
+    page = client.post(
+        reverse("exports:export_new", args=[likert_project.pk]),
+        {**FORM, "weights": "relevance=x"},
+        HTTP_ACCEPT_LANGUAGE="id",
+    ).content.decode()
+    assert "bobot &#x27;relevance=x&#x27; tidak valid: harus berbentuk kriteria=angka,..." in page
+    page = client.post(
+        reverse("exports:export_new", args=[likert_project.pk]),
+        {**FORM, "push_to_hub": "timbang/prefs"},
+        HTTP_ACCEPT_LANGUAGE="id",
+    ).content.decode()
+    assert "tidak ada token Hugging Face: setel HF_TOKEN di server" in page
+    # The preview names the field by its label on the page, not by the option's code name.
+    preview = client.post(
+        reverse("exports:export_preview", args=[pairwise_project.pk]),
+        {**FORM, "strategy": "scores", "min_annotators": "0"},
+        HTTP_HX_REQUEST="true",
+        HTTP_ACCEPT_LANGUAGE="id",
+    ).content.decode()
+    assert "min_annotators:" not in preview
+    assert Export.objects.count() == 0
+
+
+def test_a_strategy_the_project_cannot_use_is_named_in_indonesian_with_its_alternatives(
+    role_client, likert_project, pairwise_project
+):
+    client = role_client("researcher")
+    preview = client.post(
+        reverse("exports:export_preview", args=[pairwise_project.pk]),
+        {**FORM, "strategy": "scores"},
+        HTTP_HX_REQUEST="true",
+        HTTP_ACCEPT_LANGUAGE="id",
+    ).content.decode()
+    assert "proyek pairwise diekspor dengan pairwise_majority, bukan scores" in preview
+    assert "strategy:" not in preview
+    # Two strategies fit a likert project with a best pick: the page joins them with its own "or".
+    preview = client.post(
+        reverse("exports:export_preview", args=[likert_project.pk]),
+        {**FORM, "strategy": "pairwise_majority"},
+        HTTP_HX_REQUEST="true",
+        HTTP_ACCEPT_LANGUAGE="id",
+    ).content.decode()
+    assert "proyek likert diekspor dengan scores atau best_vs_rest, bukan pairwise_majority" in preview
+    english = client.post(
+        reverse("exports:export_preview", args=[likert_project.pk]),
+        {**FORM, "strategy": "pairwise_majority"},
+        HTTP_HX_REQUEST="true",
+    ).content.decode()
+    assert "a likert project exports with scores or best_vs_rest, not pairwise_majority" in english

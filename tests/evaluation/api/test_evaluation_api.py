@@ -100,6 +100,16 @@ def test_generation_run_start_inspect_and_cancel(api_client_for, server, django_
         format="json",
     )
     assert bad.status_code == 400 and "unknown option" in bad.json()["detail"]
+    # The API answers in English whatever the client's language (the run page translates).
+    bad = api.post(
+        "/api/v1/evaluation/generation-runs/start",
+        {"dataset": dataset.pk, "endpoints": ["gen"], "options": {"chunk_size": 0}},
+        format="json",
+        HTTP_ACCEPT_LANGUAGE="id",
+    )
+    assert (
+        bad.status_code == 400 and bad.json()["detail"] == "chunk_size must be an integer in 1..1000, got 0"
+    )
 
 
 def test_judge_run_results_as_json_and_csv(api_client_for, server, django_capture_on_commit_callbacks):

@@ -204,3 +204,21 @@ def test_a_rating_projects_manage_page_links_to_its_judge_aspects_and_a_translat
     assert f'href="/evaluation/aspects/?project={rating.pk}"' in page
     page = client.get(reverse("annotation:manage_detail", args=[translation.pk])).content.decode()
     assert "/evaluation/aspects/" not in page
+
+
+def test_refused_aspects_are_named_in_the_pages_language(role_client):
+    client = role_client("project_manager")
+    many = "\n".join(f"aspect {n}" for n in range(13))
+    page = client.post(
+        "/evaluation/aspects/local_cuisine/",
+        {"aspects_en": many, "aspects_id": "Rasa"},
+        HTTP_ACCEPT_LANGUAGE="id",
+    ).content.decode()
+    assert "local_cuisine (en): paling banyak 12 aspek, ada 13" in page
+    page = client.post(
+        "/evaluation/aspects/life/",
+        {"aspects_en": "Practical advice", "aspects_id": "Saran praktis\n" + "x" * 301},
+        HTTP_ACCEPT_LANGUAGE="id",
+    ).content.decode()
+    assert "life (id): aspek 2 lebih panjang dari 300 karakter" in page
+    assert aspect_overrides() == {}

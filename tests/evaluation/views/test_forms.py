@@ -277,6 +277,64 @@ def test_a_bad_option_shows_an_error_and_starts_nothing(role_client, server, kin
     assert response.context["selected"] == kind  # the form with the error is the open one
 
 
+@pytest.mark.parametrize(
+    ("kind", "fields", "message"),
+    [
+        ("generation", {"n_per_prompt": 1, "top_p": "1.5"}, "top_p harus bilangan dalam (0, 1], bukan 1.5"),
+        (
+            "generation",
+            {"n_per_prompt": 1, "chunk_size": "0"},
+            "ukuran potongan (chunk_size) harus bilangan bulat 1..1000, bukan 0",
+        ),
+        (
+            "judge",
+            {"judge_kind": "pairwise", "order_mode": "both"},
+            "pilih dataset atau proyek anotasi, salah satu saja",
+        ),
+        (
+            "benchmark",
+            {"task": "open_qa", "scoring": "judge"},
+            "QA terbuka yang dinilai juri memerlukan model juri",
+        ),
+        (
+            "benchmark",
+            {"task": "mcq", "scoring": "chrf"},
+            "penilaian untuk mcq harus salah satu dari extract, logprob",
+        ),
+        (
+            "benchmark",
+            {"task": "translation", "mode": "cloze"},
+            "mode 'cloze' untuk pilihan ganda; run translation memakai chat",
+        ),
+        ("benchmark", {"task": "open_qa", "back_translate": "on"}, "terjemahan balik (back_translate) hanya"),
+    ],
+)
+def test_a_bad_option_is_named_in_indonesian_on_the_indonesian_page(
+    role_client, server, kind, fields, message
+):
+    endpoint = make_endpoint(server, "model-one")
+    dataset = make_prompt_dataset(n_prompts=2)
+    base = {
+        "generation": {"dataset": dataset.pk, "endpoints": [endpoint.pk]},
+        "judge": {"endpoint": endpoint.pk, "language": "en", "on_one_error": "use_other"},
+        "benchmark": {
+            "endpoint": endpoint.pk,
+            "dataset": dataset.pk,
+            "prompt_language": "id",
+            "judge_language": "en",
+        },
+    }[kind]
+    client = role_client("researcher")
+    response = client.post(
+        "/evaluation/runs/new/", _run_post(kind, **base, **fields), HTTP_ACCEPT_LANGUAGE="id"
+    )
+    assert response.status_code == 200
+    assert message in " ".join(response.context["forms"][kind].non_field_errors())
+    assert message in response.content.decode().replace("&#x27;", "'")
+    assert not GenerationRun.objects.exists() and not JudgeRun.objects.exists()
+    assert not BenchmarkRun.objects.exists() and not RunChunk.objects.exists()
+
+
 def test_only_project_managers_and_researchers_reach_the_forms(client, role_client, server):
     endpoint = make_endpoint(server, "model-one")
     urls = [
