@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Project
@@ -57,20 +58,28 @@ def _filled(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     return {name: data[name] for name in names if data.get(name) not in (None, "")}
 
 
+def _shown(error: ValidationError) -> str:
+    """One service error in the page's language: its text translated before its values are filled in (the
+    API answers the English text filled in)."""
+    text = gettext(str(error.message))
+    return text % error.params if error.params else text
+
+
 def add_service_errors(form: forms.Form, exc: ValidationError) -> None:
-    """Put a service's ``ValidationError`` on the form's fields (others become non-field errors)."""
+    """Put a service's ``ValidationError`` on the form's fields (others become non-field errors), in the
+    page's language."""
     if not hasattr(exc, "error_dict"):
-        for message in exc.messages:
-            form.add_error(None, message)
+        for error in exc.error_list:
+            form.add_error(None, _shown(error))
         return
-    for name, messages in exc.message_dict.items():
-        for message in messages:
+    for name, errors in exc.error_dict.items():
+        for error in errors:
             field: str | None = name
             if name == "sampling_defaults":
                 # SamplingParams errors start with the parameter's name ("top_p must be ...").
-                first = message.split(" ", 1)[0]
+                first = str(error.message).split(" ", 1)[0]
                 field = first if first in SAMPLING_FIELDS else None
-            form.add_error(field if field in form.fields else None, message)
+            form.add_error(field if field in form.fields else None, _shown(error))
 
 
 class EndpointForm(forms.Form):

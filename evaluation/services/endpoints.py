@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from evaluation.domain.endpoint_policy import endpoint_refusals
 from evaluation.domain.sampling import SamplingParams, SamplingParamsError
@@ -40,28 +41,50 @@ _backend_cache_lock = threading.Lock()
 
 
 def _validate(endpoint: ModelEndpoint) -> None:
-    errors: dict[str, list[str]] = {}
+    # Each error keeps its English text with the values apart (``params``): the API answers it filled in,
+    # the endpoint page translates the text first.
+    errors: dict[str, list[ValidationError]] = {}
     if not QUEUE_NAME.match(endpoint.queue or ""):
-        errors.setdefault("queue", []).append("Use 'default' or 'gpu.<name>' (lower case, digits, - and _).")
+        errors.setdefault("queue", []).append(
+            ValidationError(gettext_noop("Use 'default' or 'gpu.<name>' (lower case, digits, - and _)."))
+        )
     if endpoint.backend == ModelEndpoint.Backend.OPENAI and not endpoint.base_url:
-        errors.setdefault("base_url", []).append("An OpenAI-compatible endpoint needs a base URL.")
+        errors.setdefault("base_url", []).append(
+            ValidationError(gettext_noop("An OpenAI-compatible endpoint needs a base URL."))
+        )
     try:
         SamplingParams.from_dict(endpoint.sampling_defaults or {})
     except SamplingParamsError as exc:
-        errors.setdefault("sampling_defaults", []).append(str(exc))
+        errors.setdefault("sampling_defaults", []).append(
+            ValidationError(exc.message, params=exc.params or None)
+        )
     if not isinstance(endpoint.backend_options, dict):
-        errors.setdefault("backend_options", []).append("Backend options must be an object.")
+        errors.setdefault("backend_options", []).append(
+            ValidationError(gettext_noop("Backend options must be an object."))
+        )
     else:
         allowed = BACKEND_OPTIONS.get(endpoint.backend, frozenset())
         unknown = sorted(set(endpoint.backend_options) - allowed)
         if unknown:
             errors.setdefault("backend_options", []).append(
-                f"Unknown option(s) for the {endpoint.backend} backend: {', '.join(unknown)}; "
-                f"allowed: {', '.join(sorted(allowed))}."
+                ValidationError(
+                    gettext_noop(
+                        "Unknown option(s) for the %(backend)s backend: %(unknown)s; allowed: %(allowed)s."
+                    ),
+                    params={
+                        "backend": endpoint.backend,
+                        "unknown": ", ".join(unknown),
+                        "allowed": ", ".join(sorted(allowed)),
+                    },
+                )
             )
         if _contains_secret(endpoint.backend_options):
             errors.setdefault("backend_options", []).append(
-                "Backend options must not contain credentials; name an environment variable in api_key_env."
+                ValidationError(
+                    gettext_noop(
+                        "Backend options must not contain credentials; name an environment variable in api_key_env."
+                    )
+                )
             )
     if errors:
         raise ValidationError(errors)

@@ -109,6 +109,36 @@ def test_a_pasted_key_is_refused_on_its_field_and_never_stored_or_shown(role_cli
 @pytest.mark.parametrize(
     ("overrides", "field", "message"),
     [
+        ({"top_p": "1.5"}, "top_p", "top_p harus bilangan dalam (0, 1], bukan 1.5"),
+        ({"queue": "gpu"}, "queue", "Gunakan 'default' atau 'gpu.<nama>'"),
+        ({"base_url": ""}, "base_url", "Endpoint yang kompatibel dengan OpenAI memerlukan URL dasar."),
+        (
+            {"backend_options": '{"batch_size": 4}'},
+            "backend_options",
+            "Opsi tidak dikenal untuk backend openai: batch_size; yang diizinkan:",
+        ),
+        (
+            {"backend_options": '{"extra_headers": {"x-api-key": "abc"}}'},
+            "backend_options",
+            "tidak boleh berisi kredensial",
+        ),
+        ({"backend_options": "[1, 2]"}, "backend_options", "Opsi backend harus berupa objek."),
+    ],
+)
+def test_service_validation_errors_read_in_indonesian_on_the_indonesian_page(
+    role_client, overrides, field, message
+):
+    response = role_client("researcher").post(
+        "/evaluation/endpoints/new/", _endpoint_post(**overrides), HTTP_ACCEPT_LANGUAGE="id"
+    )
+    assert response.status_code == 200
+    assert message in " ".join(_errors(response)[field])
+    assert not ModelEndpoint.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "message"),
+    [
         ({"top_p": "1.5"}, "top_p", "top_p must be a number in (0, 1]"),
         ({"queue": "gpu"}, "queue", "Use 'default' or 'gpu.<name>'"),
         ({"base_url": ""}, "base_url", "needs a base URL"),
