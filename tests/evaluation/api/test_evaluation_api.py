@@ -41,6 +41,14 @@ def test_endpoint_create_refuses_a_key_and_never_returns_one(api_client_for, mon
     assert bad.status_code == 400
     assert "api_key_env" in bad.json()
     assert not ModelEndpoint.objects.exists()
+    # The service's own refusals come filled in and in English, whatever the client's language.
+    bad = api.post(
+        "/api/v1/evaluation/endpoints/create",
+        {"slug": "hosted", "base_url": "https://api.example.com/v1", "model_id": "m", "queue": "gpu"},
+        format="json",
+        HTTP_ACCEPT_LANGUAGE="id",
+    )
+    assert bad.json() == {"queue": ["Use 'default' or 'gpu.<name>' (lower case, digits, - and _)."]}
 
     good = api.post(
         "/api/v1/evaluation/endpoints/create",
