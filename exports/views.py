@@ -154,7 +154,7 @@ class ExportForm(forms.Form):
         try:
             return parse_weights(self.cleaned_data.get("weights"))
         except ExportInvalid as exc:
-            raise forms.ValidationError(shown(exc.errors["weights"])) from None
+            raise forms.ValidationError(_shown(exc.errors["weights"])) from None
 
     def options(self) -> ExportOptions:
         data = self.cleaned_data
@@ -185,7 +185,7 @@ class ExportForm(forms.Form):
         )
 
 
-def shown(text: str) -> str:
+def _shown(text: str) -> str:
     """An export's refusal in the page's language: a ``Refusal`` is translated before its values are filled
     in; any other text is shown as written."""
     if not isinstance(text, Refusal):
@@ -201,7 +201,7 @@ _FIELD_OF_OPTION = {"format": "kind", "split": "test_size", "push_to_hub": "push
 def _add_errors(form: ExportForm, exc: ExportInvalid) -> None:
     for key, message in exc.errors.items():
         field = _FIELD_OF_OPTION.get(key, key)
-        form.add_error(field if field in form.fields else None, shown(message))
+        form.add_error(field if field in form.fields else None, _shown(message))
 
 
 def _named(form: ExportForm, key: str, message: str) -> str:
@@ -267,7 +267,7 @@ def export_preview_view(request: HttpRequest, project_id: int) -> HttpResponse:
         try:
             preview = export_preview(project=project, options=form.options())
         except ExportInvalid as exc:
-            error = "; ".join(_named(form, k, shown(v)) for k, v in exc.errors.items())
+            error = "; ".join(_named(form, k, _shown(v)) for k, v in exc.errors.items())
         except ValueError as exc:  # the pair builder refusing this project's data
             error = str(exc)
     else:
