@@ -134,25 +134,24 @@ def test_option_refusals_read_in_the_pages_language(
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setattr("exports.services.hub_token", lambda: None)
     client = role_client("researcher")
-    page = client.post(
-        reverse("exports:export_new", args=[likert_project.pk]),
-        {**FORM, "weights": "accuracy=2", "push_to_hub": "timbang/prefs"},
-        HTTP_ACCEPT_LANGUAGE="id",
-    ).content.decode()
-    assert "kriteria yang tidak dinilai di proyek ini: accuracy; yang dinilai: relevance, fluency" in page
-    assert "criteria not rated" not in page
-    page = client.post(
-        reverse("exports:export_new", args=[likert_project.pk]),
-        {**FORM, "weights": "relevance=x"},
-        HTTP_ACCEPT_LANGUAGE="id",
-    ).content.decode()
-    assert "bobot &#x27;relevance=x&#x27; tidak valid: harus berbentuk kriteria=angka,..." in page
-    page = client.post(
-        reverse("exports:export_new", args=[likert_project.pk]),
-        {**FORM, "push_to_hub": "timbang/prefs"},
-        HTTP_ACCEPT_LANGUAGE="id",
-    ).content.decode()
-    assert "tidak ada token Hugging Face: setel HF_TOKEN di server" in page
+    for changed, said in [
+        (
+            {"weights": "accuracy=2", "push_to_hub": "timbang/prefs"},
+            "kriteria yang tidak dinilai di proyek ini: accuracy; yang dinilai: relevance, fluency",
+        ),
+        (
+            {"weights": "relevance=x"},
+            "bobot &#x27;relevance=x&#x27; tidak valid: harus berbentuk kriteria=angka,...",
+        ),
+        ({"push_to_hub": "timbang/prefs"}, "tidak ada token Hugging Face: setel HF_TOKEN di server"),
+    ]:
+        page = client.post(
+            reverse("exports:export_new", args=[likert_project.pk]),
+            {**FORM, **changed},
+            HTTP_ACCEPT_LANGUAGE="id",
+        ).content.decode()
+        assert said in page
+        assert "criteria not rated" not in page and "expected criterion" not in page
     # The preview names the field by its label on the page, not by the option's code name.
     preview = client.post(
         reverse("exports:export_preview", args=[pairwise_project.pk]),

@@ -274,17 +274,9 @@ def test_a_benchmark_run_started_from_the_page(role_client, server, django_captu
     assert correct == {"p0": True, "p1": False}
 
 
-@pytest.mark.parametrize(
-    ("kind", "fields", "message"),
-    [
-        ("generation", {"n_per_prompt": 1, "top_p": "1.5"}, "top_p must be a number in (0, 1]"),
-        ("generation", {"n_per_prompt": 1, "chunk_size": "0"}, "chunk_size must be an integer in 1..1000"),
-        ("judge", {"judge_kind": "pairwise", "order_mode": "both"}, "give either a dataset or an annotation"),
-        ("benchmark", {"task": "open_qa", "scoring": "judge"}, "needs a judge endpoint"),
-        ("benchmark", {"task": "mcq", "scoring": "chrf"}, "scoring for mcq must be one of extract, logprob"),
-    ],
-)
-def test_a_bad_option_shows_an_error_and_starts_nothing(role_client, server, kind, fields, message):
+def _bad_run_start(client, server, kind: str, fields: dict, message: str, **headers):
+    """Post a run-start form of ``kind`` with ``fields`` over a working base; the page shows ``message``
+    among the form's errors and nothing is started."""
     endpoint = make_endpoint(server, "model-one")
     dataset = make_prompt_dataset(n_prompts=2)
     base = {
@@ -297,13 +289,27 @@ def test_a_bad_option_shows_an_error_and_starts_nothing(role_client, server, kin
             "judge_language": "en",
         },
     }[kind]
-    response = role_client("researcher").post("/evaluation/runs/new/", _run_post(kind, **base, **fields))
+    response = client.post("/evaluation/runs/new/", _run_post(kind, **base, **fields), **headers)
     assert response.status_code == 200
-    form = response.context["forms"][kind]
-    assert message in " ".join(form.non_field_errors())
+    assert message in " ".join(response.context["forms"][kind].non_field_errors())
     assert message in response.content.decode().replace("&#x27;", "'")
     assert not GenerationRun.objects.exists() and not JudgeRun.objects.exists()
     assert not BenchmarkRun.objects.exists() and not RunChunk.objects.exists()
+    return response
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "message"),
+    [
+        ("generation", {"n_per_prompt": 1, "top_p": "1.5"}, "top_p must be a number in (0, 1]"),
+        ("generation", {"n_per_prompt": 1, "chunk_size": "0"}, "chunk_size must be an integer in 1..1000"),
+        ("judge", {"judge_kind": "pairwise", "order_mode": "both"}, "give either a dataset or an annotation"),
+        ("benchmark", {"task": "open_qa", "scoring": "judge"}, "needs a judge endpoint"),
+        ("benchmark", {"task": "mcq", "scoring": "chrf"}, "scoring for mcq must be one of extract, logprob"),
+    ],
+)
+def test_a_bad_option_shows_an_error_and_starts_nothing(role_client, server, kind, fields, message):
+    response = _bad_run_start(role_client("researcher"), server, kind, fields, message)
     assert response.context["selected"] == kind  # the form with the error is the open one
 
 
@@ -342,27 +348,7 @@ def test_a_bad_option_shows_an_error_and_starts_nothing(role_client, server, kin
 def test_a_bad_option_is_named_in_indonesian_on_the_indonesian_page(
     role_client, server, kind, fields, message
 ):
-    endpoint = make_endpoint(server, "model-one")
-    dataset = make_prompt_dataset(n_prompts=2)
-    base = {
-        "generation": {"dataset": dataset.pk, "endpoints": [endpoint.pk]},
-        "judge": {"endpoint": endpoint.pk, "language": "en", "on_one_error": "use_other"},
-        "benchmark": {
-            "endpoint": endpoint.pk,
-            "dataset": dataset.pk,
-            "prompt_language": "id",
-            "judge_language": "en",
-        },
-    }[kind]
-    client = role_client("researcher")
-    response = client.post(
-        "/evaluation/runs/new/", _run_post(kind, **base, **fields), HTTP_ACCEPT_LANGUAGE="id"
-    )
-    assert response.status_code == 200
-    assert message in " ".join(response.context["forms"][kind].non_field_errors())
-    assert message in response.content.decode().replace("&#x27;", "'")
-    assert not GenerationRun.objects.exists() and not JudgeRun.objects.exists()
-    assert not BenchmarkRun.objects.exists() and not RunChunk.objects.exists()
+    _bad_run_start(role_client("researcher"), server, kind, fields, message, HTTP_ACCEPT_LANGUAGE="id")
 
 
 def test_only_project_managers_and_researchers_reach_the_forms(client, role_client, server):
