@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.permissions import role_required
+from accounts.refusals import shown
 from accounts.roles import ANNOTATOR, PROJECT_MANAGER, REVIEWER
 from annotation import selectors, services
 from annotation.forms import (
@@ -52,19 +53,6 @@ SKIP_REASONS = (
 _RATING_FIELD = re.compile(r"^r-(\d+)-([a-z_]+)$")
 
 
-def _shown(error: object) -> str:
-    """A service's message in the page's language: the services raise fixed English texts (marked with
-    ``gettext_noop``, which the API keeps as they are), an ``AnnotationError`` with placeholders translated
-    before its values are filled in (a value that is itself such an error shown the same way); a text with
-    no translation is shown as written."""
-    params = getattr(error, "params", None)
-    if params:
-        values = {k: _shown(v) if isinstance(v, services.AnnotationError) else v for k, v in params.items()}
-        return _(error.message) % values
-    text = str(error)
-    return _(text) if text else text
-
-
 def _lang() -> str:
     return "id" if (get_language() or "en").startswith("id") else "en"
 
@@ -88,7 +76,7 @@ def _error_list(view: selectors.TaskView, errors: dict[str, list[str]]) -> list[
             label = f"{labels.get(parts[1], parts[1])} · {criteria.get(parts[2], parts[2])}"
         else:
             label = named.get(parts[0], field)
-        found.extend((label, _shown(text)) for text in texts)
+        found.extend((label, shown(text)) for text in texts)
     return found
 
 
@@ -115,7 +103,7 @@ def _job_context(view: selectors.JobTaskView, errors: dict | None, posted: dict 
             label = _("Option %(label)s") % {"label": field.split(".", 1)[1]}
         else:
             label = _JOB_FIELDS.get(field, field)
-        found.extend((label, _shown(text)) for text in texts)
+        found.extend((label, shown(text)) for text in texts)
     choices = values.get("choices") or {}
     return {
         "task": view,
@@ -244,7 +232,7 @@ def _next_or_done(request: HttpRequest, project: Project) -> HttpResponse:
         assignment = services.assignment_claim(project=project, user=request.user)
     except services.AnnotationError as exc:
         assignment = None
-        messages.info(request, _shown(exc))
+        messages.info(request, shown(exc))
     return _show_next(request, project, assignment)
 
 
@@ -276,7 +264,7 @@ def project_start(request: HttpRequest, project_id: int) -> HttpResponse:
         try:
             assignment = services.assignment_claim(project=project, user=request.user)
         except services.AnnotationError as exc:
-            messages.error(request, _shown(exc))
+            messages.error(request, shown(exc))
             return redirect("annotation:start", project_id=project.pk)
         if assignment is None:
             messages.info(request, _("Nothing is left for you in this project. Thank you!"))
@@ -312,12 +300,12 @@ def task_submit(request: HttpRequest, token: str) -> HttpResponse:
         template = "annotation/task.html#task" if request.htmx else "annotation/task.html"
         return render(request, template, context)
     except services.AnnotationError as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
         return _next_or_done(request, project)
     if result.submitted.outcome == "edited":
         messages.success(request, _("Your answer was updated."))
     if result.next_refused:
-        messages.info(request, _shown(result.next_refused))
+        messages.info(request, shown(result.next_refused))
     return _show_next(request, project, result.next)
 
 
@@ -333,7 +321,7 @@ def task_skip(request: HttpRequest, token: str) -> HttpResponse:
             token=token, user=request.user, reason=f"{reason}: {note}" if note else reason
         )
     except services.AnnotationError as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
     return _next_or_done(request, assignment.project)
 
 
@@ -362,7 +350,7 @@ def _rubric_form_page(request: HttpRequest, form: RubricForm, summary: Any) -> H
         except services.RubricInvalid as exc:
             for name, message in exc.errors.items():
                 field = name.replace(".", "_") if name.replace(".", "_") in form.fields else None
-                form.add_error(field, _shown(message) if field else f"{name}: {_shown(message)}")
+                form.add_error(field, shown(message) if field else f"{name}: {shown(message)}")
         else:
             if new_version:
                 text = _(
@@ -417,7 +405,7 @@ def manage_create(request: HttpRequest) -> HttpResponse:
             project = services.project_create(created_by=request.user, **form.service_kwargs())
         except services.ProjectInvalid as exc:
             for name, message in exc.errors.items():
-                form.add_error(name if name in form.fields else None, _shown(message))
+                form.add_error(name if name in form.fields else None, shown(message))
         else:
             messages.success(
                 request,
@@ -480,7 +468,7 @@ def manage_status(request: HttpRequest, project_id: int) -> HttpResponse:
     try:
         services.project_status_set(project=project, action=request.POST.get("action", ""))
     except services.AnnotationError as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
     return redirect("annotation:manage_detail", project_id=project.pk)
 
 
@@ -493,7 +481,7 @@ def manage_group_add(request: HttpRequest, project_id: int) -> HttpResponse:
         try:
             services.annotator_group_create(project=project, name=form.cleaned_data["name"])
         except services.ProjectInvalid as exc:
-            messages.error(request, _shown(exc))
+            messages.error(request, shown(exc))
     return redirect("annotation:manage_detail", project_id=project.pk)
 
 
@@ -568,7 +556,7 @@ def manage_qualification(request: HttpRequest, project_id: int) -> HttpResponse:
             project=project, n_tasks=form.cleaned_data["n_tasks"], pass_mark=form.cleaned_data["pass_mark"]
         )
     except ValueError as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
     else:
         messages.success(request, _("Qualification saved."))
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -583,7 +571,7 @@ def manage_gold_import(request: HttpRequest, project_id: int) -> HttpResponse:
     try:
         n = services.gold_file_import(project=project, text=text)
     except ValueError as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
     else:
         messages.success(request, _("%(n)d gold task(s) set.") % {"n": n})
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -622,7 +610,7 @@ def manage_gold_task(request: HttpRequest, project_id: int, task_id: int) -> Htt
         try:
             services.task_gold_mark(task=task, answer=form.answer())
         except ValueError as exc:
-            form.add_error(None, _shown(exc))
+            form.add_error(None, shown(exc))
         else:
             messages.success(request, _("Task %(task)d is now a gold task.") % {"task": task.pk})
             return redirect("annotation:manage_gold_tasks", project_id=project.pk)
@@ -689,7 +677,7 @@ def review_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
             comment=request.POST.get("comment", ""),
         )
     except services.AnnotationError as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
     else:
         messages.success(request, _("Review saved."))
     return redirect(_queue_url(request.POST.get("query", "")))
@@ -707,7 +695,7 @@ def review_accept_many(request: HttpRequest) -> HttpResponse:
     try:
         reviews = services.reviews_accept_many(assignment_ids=[int(v) for v in raw], reviewer=request.user)
     except services.AnnotationError as exc:
-        messages.error(request, _("Nothing was accepted: %(reason)s") % {"reason": _shown(exc)})
+        messages.error(request, _("Nothing was accepted: %(reason)s") % {"reason": shown(exc)})
     else:
         messages.success(request, _("%(n)d item(s) accepted.") % {"n": len(reviews)})
     return redirect(_queue_url(request.POST.get("query", "")))
@@ -730,7 +718,7 @@ def my_work_edit(request: HttpRequest, token: str) -> HttpResponse:
     try:
         services.assignment_edit_open(token=token, user=request.user)
     except services.AnnotationError as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
         return redirect("annotation:my_work", project_id=assignment.project_id)
     return redirect("annotation:task", token=token)
 
@@ -752,7 +740,7 @@ def manage_flags_recompute(request: HttpRequest, project_id: int) -> HttpRespons
     try:
         services.flag_recompute_queue(project=project, user=request.user)
     except services.AnnotationError as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
     else:
         messages.success(request, _("Recomputing the flags of every unit in the background."))
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -782,7 +770,7 @@ def manage_flags_retry(request: HttpRequest, project_id: int, run_id: int) -> Ht
     except JobRefused:
         messages.error(request, _("Only a failed or cancelled recomputation can be run again."))
     except services.AnnotationError as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
     else:
         messages.success(request, _("Recomputing the flags of every unit in the background."))
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -807,7 +795,7 @@ def manage_flag_settings(request: HttpRequest, project_id: int) -> HttpResponse:
     try:
         services.project_update(project=project, flag_settings=form.flag_settings())
     except services.ProjectInvalid as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
     else:
         messages.success(request, _("Flag settings saved. Recompute the flags to apply them to every unit."))
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -825,7 +813,7 @@ def manage_error_taxonomy(request: HttpRequest, project_id: int) -> HttpResponse
     try:
         services.error_taxonomy_set(project=project, categories=form.cleaned_data["taxonomy"])
     except services.AnnotationError as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
     else:
         messages.success(request, _("Error taxonomy saved."))
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -847,7 +835,7 @@ def manage_pairs_upload(request: HttpRequest, project_id: int) -> HttpResponse:
         for location, field, message in exc.errors[:10]:
             messages.error(request, f"{location}: {field}: {message}" if field else f"{location}: {message}")
     except services.AnnotationError as exc:
-        messages.error(request, _shown(exc))
+        messages.error(request, shown(exc))
     else:
         messages.success(request, _("%(added)d pair(s) added, %(skipped)d already present.") % counts)
     return redirect("annotation:manage_detail", project_id=project.pk)
@@ -884,7 +872,7 @@ def review_llm_questions(request: HttpRequest, project_id: int) -> HttpResponse:
                     comment=form.cleaned_data["comment"],
                 )
             except services.AnnotationError as exc:
-                messages.error(request, _shown(exc))
+                messages.error(request, shown(exc))
             else:
                 messages.success(request, _("Review saved."))
         else:

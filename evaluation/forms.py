@@ -6,9 +6,9 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from accounts.refusals import shown
 from annotation.models import Project
 from datasets_app.models import Dataset
 from evaluation.models import (
@@ -58,19 +58,12 @@ def _filled(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     return {name: data[name] for name in names if data.get(name) not in (None, "")}
 
 
-def _shown(error: ValidationError) -> str:
-    """One service error in the page's language: its text translated before its values are filled in (the
-    API answers the English text filled in)."""
-    text = gettext(str(error.message))
-    return text % error.params if error.params else text
-
-
 def add_service_errors(form: forms.Form, exc: ValidationError) -> None:
     """Put a service's ``ValidationError`` on the form's fields (others become non-field errors), in the
     page's language."""
     if not hasattr(exc, "error_dict"):
         for error in exc.error_list:
-            form.add_error(None, _shown(error))
+            form.add_error(None, shown(error))
         return
     for name, errors in exc.error_dict.items():
         for error in errors:
@@ -79,7 +72,7 @@ def add_service_errors(form: forms.Form, exc: ValidationError) -> None:
                 # SamplingParams errors start with the parameter's name ("top_p must be ...").
                 first = str(error.message).split(" ", 1)[0]
                 field = first if first in SAMPLING_FIELDS else None
-            form.add_error(field if field in form.fields else None, _shown(error))
+            form.add_error(field if field in form.fields else None, shown(error))
 
 
 class EndpointForm(forms.Form):

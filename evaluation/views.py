@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.permissions import role_required
+from accounts.refusals import shown
 from accounts.roles import DATA_ROLES
 from annotation.models import Project
 from evaluation import selectors, services
@@ -67,15 +68,6 @@ def endpoint_edit(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     return _endpoint_form_page(request, get_object_or_404(ModelEndpoint, pk=endpoint_id))
 
 
-def _shown(exc: services.RunConfigError) -> str:
-    """A run service's refusal in the page's language: its text is translated before its values are filled
-    in; a text with no translation (one passed on from elsewhere) is shown as written."""
-    if exc.params:
-        return _(exc.message) % exc.params
-    text = str(exc)
-    return _(text) if text else text
-
-
 RUN_STARTERS = {
     "generation": services.generation_run_start,
     "judge": services.judge_run_start,
@@ -99,7 +91,7 @@ def run_start(request: HttpRequest) -> HttpResponse:
             try:
                 run = RUN_STARTERS[posted](user=request.user, **form.service_kwargs())
             except services.RunConfigError as exc:
-                form.add_error(None, _shown(exc))
+                form.add_error(None, shown(exc))
             else:
                 messages.success(request, _("Run started."))
                 return redirect("evaluation:run", kind=posted, run_id=run.pk)
@@ -220,7 +212,7 @@ def aspect_edit(request: HttpRequest, category: str) -> HttpResponse:
                 project=project,
             )
         except services.RunConfigError as exc:
-            form.add_error(None, _shown(exc))
+            form.add_error(None, shown(exc))
         else:
             messages.success(request, _("Aspects of %(category)s saved.") % {"category": key})
             return redirect(back)

@@ -16,11 +16,11 @@ from django import forms
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from accounts.permissions import role_required
+from accounts.refusals import shown
 from accounts.roles import DATA_ROLES
 from annotation.models import Project
 from datasets_app.jobs import JobRefused
@@ -34,7 +34,6 @@ from exports.services import (
     QUESTION_SET,
     ExportInvalid,
     ExportOptions,
-    Refusal,
     export_cancel,
     export_create,
     export_download_name,
@@ -154,7 +153,7 @@ class ExportForm(forms.Form):
         try:
             return parse_weights(self.cleaned_data.get("weights"))
         except ExportInvalid as exc:
-            raise forms.ValidationError(_shown(exc.errors["weights"])) from None
+            raise forms.ValidationError(shown(exc.errors["weights"])) from None
 
     def options(self) -> ExportOptions:
         data = self.cleaned_data
@@ -185,23 +184,13 @@ class ExportForm(forms.Form):
         )
 
 
-def _shown(text: str) -> str:
-    """An export's refusal in the page's language: a ``Refusal`` is translated before its values are filled
-    in; any other text is shown as written."""
-    if not isinstance(text, Refusal):
-        return text
-    either = f" {gettext('or')} "
-    values = {k: either.join(v) if isinstance(v, (list, tuple)) else v for k, v in text.params.items()}
-    return gettext(text.message) % values if values else gettext(text.message)
-
-
 _FIELD_OF_OPTION = {"format": "kind", "split": "test_size", "push_to_hub": "push_to_hub"}
 
 
 def _add_errors(form: ExportForm, exc: ExportInvalid) -> None:
     for key, message in exc.errors.items():
         field = _FIELD_OF_OPTION.get(key, key)
-        form.add_error(field if field in form.fields else None, _shown(message))
+        form.add_error(field if field in form.fields else None, shown(message))
 
 
 def _named(form: ExportForm, key: str, message: str) -> str:
@@ -267,7 +256,7 @@ def export_preview_view(request: HttpRequest, project_id: int) -> HttpResponse:
         try:
             preview = export_preview(project=project, options=form.options())
         except ExportInvalid as exc:
-            error = "; ".join(_named(form, k, _shown(v)) for k, v in exc.errors.items())
+            error = "; ".join(_named(form, k, shown(v)) for k, v in exc.errors.items())
         except ValueError as exc:  # the pair builder refusing this project's data
             error = str(exc)
     else:
