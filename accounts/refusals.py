@@ -12,6 +12,17 @@ from __future__ import annotations
 from django.utils.translation import gettext
 
 
+class Refused(Exception):
+    """An exception whose message may hold ``%(name)s`` placeholders, their values given as keywords:
+    ``str()`` is the English text filled in (what the API and the commands answer), ``message`` and
+    ``params`` keep them apart for ``shown``."""
+
+    def __init__(self, message: str = "", **params: object):
+        self.message = message
+        self.params = params
+        super().__init__(message % params if params else message)
+
+
 def shown(error: object) -> str:
     """``error`` (an exception, a ``ValidationError`` or a text) in the active language.
 

@@ -24,6 +24,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from accounts.refusals import Refused
 from annotation.domain.blinding import response_permutation, task_shuffle_keys
 from annotation.domain.gold import is_gold_slot
 from annotation.models import (
@@ -76,17 +77,9 @@ ClaimFilter = Callable[[int], tuple[Q, tuple[str, ...]]]
 ClaimFilterFor = Callable[[str], ClaimFilter]
 
 
-class AnnotationError(Exception):
-    """A request the annotation rules refuse; the message is safe to show to the user.
-
-    A message with ``%(name)s`` placeholders takes their values as keywords: ``str()`` is the English text
-    filled in (what the API answers), and ``message`` with ``params`` let a page translate the text first.
-    """
-
-    def __init__(self, message: str = "", **params: object):
-        self.message = message
-        self.params = params
-        super().__init__(message % params if params else message)
+class AnnotationError(Refused):
+    """A request the annotation rules refuse; the message is safe to show to the user and may hold
+    ``%(name)s`` placeholders with their values as keywords (``accounts.refusals.Refused``)."""
 
 
 class ProjectInvalid(AnnotationError):

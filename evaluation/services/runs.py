@@ -26,6 +26,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from accounts.refusals import Refused
 from evaluation.inference.base import BackendConfigError
 from evaluation.models import (
     ACTIVE_STATUSES,
@@ -51,18 +52,9 @@ RUN_MODELS: dict[str, type[models.Model]] = {
 }
 
 
-class RunConfigError(ValueError):
-    """A run cannot start as configured (unknown option, no items source, wrong endpoint kind).
-
-    A message with ``%(name)s`` placeholders takes their values as keywords: ``str()`` is the English text
-    filled in (what the API and the command answer), and ``message`` with ``params`` let a page translate
-    the text first.
-    """
-
-    def __init__(self, message: str = "", **params: object):
-        self.message = message
-        self.params = params
-        super().__init__(message % params if params else message)
+class RunConfigError(Refused, ValueError):
+    """A run cannot start as configured (unknown option, no items source, wrong endpoint kind); a message
+    may hold ``%(name)s`` placeholders with their values as keywords (``accounts.refusals.Refused``)."""
 
 
 @dataclass

@@ -50,3 +50,11 @@ def test_texts_without_placeholders_or_translation_and_validation_errors():
             "Ensure this value is less than or equal to %(limit_value)s.", params={"limit_value": 3}
         )
         assert shown(error) == "Pastikan nilai ini lebih kecil dari atau sama dengan 3."
+
+
+def test_the_services_refusals_keep_their_english_text_and_their_kinds():
+    error = RunConfigError("unknown prompt variant %(variant)s", variant="'x'")
+    assert isinstance(error, ValueError)  # callers that catch ValueError still catch it
+    assert str(error) == "unknown prompt variant 'x'" and error.args == ("unknown prompt variant 'x'",)
+    assert (error.message, error.params) == ("unknown prompt variant %(variant)s", {"variant": "'x'"})
+    assert str(AnnotationError("50% done")) == "50% done"  # no values: the text is not formatted
