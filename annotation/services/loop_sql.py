@@ -313,17 +313,23 @@ def _slot_take_statements(order_slot: int, ops: tuple[str, ...]) -> tuple[str, s
         task_row, prompt_row = _row(Task, "task", _TASK_FIELDS), _row(Prompt, "prompt", _PROMPT_FIELDS)
         slots, assignments = _table(TaskSlot), _table(Assignment)
         where, _ = _range_sql(field, [(op, 0) for op in ops])
+        postgres = connection.vendor == "postgresql"
+        # On PostgreSQL, OFFSET 0 keeps the test a look-up of (task, caller) in the unique index for each
+        # candidate place: as an anti-join, a prepared statement's plan reads all the caller's assignments
+        # in every project at every claim, which grows with the caller's history.
+        fence = " OFFSET 0" if postgres else ""
         pick = (
             f"SELECT ts.id, ts.task_id, ts.{field} AS k FROM {slots} ts"
             f" WHERE ts.group_id = %s AND ts.open_count > 0 AND {where}"
-            f" AND NOT EXISTS (SELECT 1 FROM {assignments} a WHERE a.task_id = ts.task_id AND a.annotator_id = %s)"
+            f" AND NOT EXISTS (SELECT 1 FROM {assignments} a"
+            f"   WHERE a.task_id = ts.task_id AND a.annotator_id = %s{fence})"
             f" ORDER BY ts.{field}, ts.task_id LIMIT 1"
         )
         loaded = (
             f" SELECT s.id, s.k, {_response_turns_sql()}, {task_row.select('t')}, {prompt_row.select('p')} FROM s"
             f" JOIN {_table(Task)} t ON t.id = s.task_id LEFT JOIN {_table(Prompt)} p ON p.id = t.prompt_id"
         )
-        if connection.vendor == "postgresql":
+        if postgres:
             return (
                 f"WITH s AS ({pick} FOR UPDATE OF ts SKIP LOCKED),"
                 f" moved AS (UPDATE {slots} SET open_count = open_count - 1, active_count = active_count + 1"

@@ -2,9 +2,11 @@
 token authentication read in one statement."""
 
 import json
+import re
 
+import psycopg
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -183,6 +185,59 @@ def test_the_loop_prepares_its_statements_once_not_once_a_request(make_project):
         assert table in texts
     # The statuses the partial indexes name are in the claim state's text, not parameters.
     assert "a.status = 'assigned'" in texts and "a.status = 'submitted'" in texts
+
+
+def _assignment_rows_read(plan: dict) -> int:
+    """Rows the plan's scans of ``annotation_assignment`` returned, over all their runs."""
+    rows = (
+        plan["Actual Rows"] * plan["Actual Loops"]
+        if plan.get("Relation Name") == "annotation_assignment"
+        else 0
+    )
+    return rows + sum(_assignment_rows_read(child) for child in plan.get("Plans", []))
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
+def test_the_claim_does_not_read_the_callers_history(make_project):
+    """The claim skips places whose task the caller ever had. Its prepared statement's plan (the generic
+    one, which the server keeps after five runs) tests that with a look-up of (task, caller) per candidate
+    place; read by caller, the caller's whole history would be read again at every claim."""
+    project = make_project(n_prompts=40, n_models=3, per_group=1, best_pick="optional")
+    api = token_client(project.annotators[0])
+    token = api.get(f"/api/v1/projects/{project.pk}/next").json()["task"]
+    for _ in range(15):
+        token = api.post(
+            f"/api/v1/tasks/{token}/annotations?next=1", {"answer": likert_payload(3, best=1)}, format="json"
+        ).json()["next"]["task"]
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_assignment")
+    claims = []
+
+    def kept(execute, sql, params, many, context):
+        if "FOR UPDATE OF ts" in sql:
+            claims.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(kept):
+        posted = api.post(
+            f"/api/v1/tasks/{token}/annotations?next=1", {"answer": likert_payload(3, best=1)}, format="json"
+        )
+    assert posted.status_code == 201 and posted.json()["next"] is not None
+    (sql, params), *_ = claims
+    numbered = iter(range(1, len(params) + 1))
+    statement = re.sub("%s", lambda _: f"${next(numbered)}", sql)
+    values = ", ".join(psycopg.sql.Literal(v).as_string(connection.connection) for v in params)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute(f"PREPARE claim_probe AS {statement}")
+        try:
+            cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim_probe({values})")
+            (plan,) = cursor.fetchone()[0]
+        finally:
+            cursor.execute("DEALLOCATE claim_probe")
+        transaction.set_rollback(True)
+    assert Assignment.objects.filter(annotator=project.annotators[0]).count() == 17
+    assert _assignment_rows_read(plan["Plan"]) <= 1
 
 
 def test_token_user_and_roles_come_in_one_statement(make_project):
