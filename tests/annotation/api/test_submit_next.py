@@ -200,8 +200,9 @@ def _assignment_rows_read(plan: dict) -> int:
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
 def test_the_claim_does_not_read_the_callers_history(make_project):
     """The claim skips places whose task the caller ever had. Its prepared statement's plan (the generic
-    one, which the server keeps after five runs) tests that with a look-up of (task, caller) per candidate
-    place; read by caller, the caller's whole history would be read again at every claim."""
+    one, which PostgreSQL switches to after five runs when it costs no more than a custom one) tests that
+    with a look-up of (task, caller) per candidate place; read by caller, the caller's whole history would
+    be read again at every claim."""
     project = make_project(n_prompts=40, n_models=3, per_group=1, best_pick="optional")
     api = token_client(project.annotators[0])
     token = api.get(f"/api/v1/projects/{project.pk}/next").json()["task"]
