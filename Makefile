@@ -16,9 +16,10 @@ demo-model: install
 	# Joins the parts once into the model cache and checks the sha256.
 	$(BIN)/python -c 'from evaluation.inference.gguf_models import QWEN25_CODER_15B, locate_gguf; print(locate_gguf(QWEN25_CODER_15B))'
 
-## make test: install and run the whole suite.
+## make test: install and run the whole suite, in one process per core (at most 4; TEST_PROCESSES=0 for one).
+TEST_PROCESSES ?= auto
 test: install
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --maxprocesses 4 --dist worksteal $(PYTEST_ARGS)
 
 install: $(STAMP)
 

@@ -25,6 +25,10 @@ import pytest
 from evaluation.inference.gguf_models import SMOLLM2_135M, is_installed, locate_gguf
 
 LLAMACPP_MODEL_ID = "smollm2"
+# The suite runs in several processes on few cores. llama.cpp's threads meet at a barrier after every
+# step and wait there by spinning: with a busy core beside them, a step waits for the scheduler instead.
+# One thread has nothing to wait for, and SmolLM2-135M is fast enough on one.
+MODEL_THREADS = 1
 
 
 @pytest.fixture(scope="session")
@@ -48,5 +52,5 @@ def llamacpp_server(smollm2_gguf: Path) -> Iterator[str]:
         pytest.skip("xllamacpp is not installed (`make install` installs it)")
     from evaluation.inference.llamacpp_server import LlamaCppServer
 
-    with LlamaCppServer(smollm2_gguf, alias=LLAMACPP_MODEL_ID, n_ctx=2048, n_threads=2) as server:
+    with LlamaCppServer(smollm2_gguf, alias=LLAMACPP_MODEL_ID, n_ctx=2048, n_threads=MODEL_THREADS) as server:
         yield server.base_url

@@ -119,3 +119,51 @@ def test_email_goes_to_the_console_embedded_and_to_smtp_from_email_url(tmp_path)
         tmp_path,
     )
     assert smtp.stdout.strip() == "'django.core.mail.backends.smtp.EmailBackend smtp.example.org 587 True'"
+
+
+_SUITE_PROCESS = """
+import os, subprocess, sys
+from django.conf import settings as s
+print(s.CELERY_BROKER_URL, os.environ["REDIS_URL"], s.VAR_DIR)
+# A Celery worker started by a test inherits this process's environment.
+sys.stdout.flush()
+subprocess.run([sys.executable, "-c", "from django.conf import settings as s; import os;"
+                "print(s.CELERY_BROKER_URL, os.environ['REDIS_URL'], s.VAR_DIR)"], check=True)
+"""
+
+
+def _suite_process(worker: str, controller_var) -> list[list[str]]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "PYTEST_XDIST_WORKER", "TIMBANG_TEST_PROCESS")
+    }
+    # What pytest-xdist's processes inherit from the controlling one: its scratch folder and marker.
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.test",
+        REDIS_URL="redis://127.0.0.1:6379/3",
+        TIMBANG_VAR_DIR=str(controller_var),
+        TIMBANG_TEST_PROCESS="",
+        PYTEST_XDIST_WORKER=worker,
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _SUITE_PROCESS],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return [line.split() for line in done.stdout.splitlines()]
+
+
+def test_parallel_suite_processes_get_their_own_redis_database_and_folder_and_pass_them_on(tmp_path):
+    controller_var = tmp_path / "controller"
+    first = _suite_process("gw0", controller_var)
+    second = _suite_process("gw1", controller_var)
+    # Each process: the databases after REDIS_URL's, a folder of its own; its child sees the same.
+    assert first[0] == first[1] and second[0] == second[1]
+    assert first[0][:2] == ["redis://127.0.0.1:6379/4", "redis://127.0.0.1:6379/4"]
+    assert second[0][:2] == ["redis://127.0.0.1:6379/5", "redis://127.0.0.1:6379/5"]
+    assert len({first[0][2], second[0][2], str(controller_var)}) == 3

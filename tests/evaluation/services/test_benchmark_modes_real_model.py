@@ -12,6 +12,7 @@ from datasets_app.models import Dataset, Question
 from evaluation.models import BenchmarkResult, ModelEndpoint
 from evaluation.selectors import benchmark_tables
 from evaluation.services import backend_cache_clear, benchmark_run_start
+from tests.llamacpp_fixtures import MODEL_THREADS
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +36,7 @@ def smollm2_local(smollm2_gguf):
         slug="smollm2-local",
         backend=ModelEndpoint.Backend.LLAMACPP,
         model_id=str(smollm2_gguf),
-        backend_options={"n_threads": 2, "n_ctx": 1024},
+        backend_options={"n_threads": MODEL_THREADS, "n_ctx": 1024},
     )
     yield endpoint
     backend_cache_clear()
