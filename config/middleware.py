@@ -124,6 +124,9 @@ class DatabaseUnavailableMiddleware:
         )
         if _wants_json(request):
             response: HttpResponse = JsonResponse({"detail": message, "code": "database_unavailable"})
+        elif request.headers.get("HX-Request") == "true":
+            # htmx asked from a page of ours: the message alone, with no <style> for that page to refuse.
+            response = HttpResponse(render_to_string("errors/503.html#message", {"message": message}))
         else:
             # The page's one inline <style> carries the request's Content-Security-Policy nonce.
             context = {"message": message, "csp_nonce": _csp_nonce(request)}

@@ -55,6 +55,21 @@ def test_a_page_answers_503_with_a_page_that_needs_no_database(client, make_user
     assert user.username not in text  # the page reads no user and no session
 
 
+def test_an_htmx_request_gets_the_message_without_a_style(client, make_user):
+    client.force_login(make_user("annotator"))
+
+    with database_down():
+        response = client.post("/", headers={"HX-Request": "true", "Accept-Language": "en"})
+
+    assert response.status_code == 503 and "Retry-After" in response
+    text = response.content.decode()
+    assert 'data-role="database-unavailable"' in text
+    assert "The database is unavailable at the moment." in text
+    # The page that asked reads the message out of this; a <style> there would break its own policy.
+    assert "<style" not in text and "<html" not in text
+    assert "'nonce-" not in response["Content-Security-Policy"]
+
+
 def test_the_message_follows_the_language_of_the_page(client):
     client.cookies["django_language"] = "id"
     with database_down():
