@@ -22,6 +22,7 @@ from accounts.roles import PROJECT_MANAGER, RESEARCHER
 from analytics import services
 from analytics.domain.agreement import LEVELS, NO_EXPECTED_DISAGREEMENT, NO_PAIRABLE_UNIT, NO_VARIATION
 from analytics.downloads import csv_response
+from analytics.labels import Labels
 from annotation.models import Project
 from datasets_app.jobs import JobRefused
 
@@ -148,8 +149,12 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def panels(report: dict[str, Any], project_id: int, level: str) -> list[dict[str, Any]]:
-    """Sections as the template draws them: title, note, tables with formatted cells and CSV links."""
+def panels(
+    report: dict[str, Any], project_id: int, level: str, labels: Labels | None = None
+) -> list[dict[str, Any]]:
+    """Sections as the template draws them: title, note, tables with formatted cells (codes shown by their
+    labels) and CSV links."""
+    labels = labels or Labels()
     out = []
     for name, section in report["sections"].items():
         tables = []
@@ -159,7 +164,7 @@ def panels(report: dict[str, Any], project_id: int, level: str) -> list[dict[str
                 {
                     "name": table_name,
                     "columns": [heading(c) for c in columns],
-                    "rows": [[_cell(row.get(c)) for c in columns] for row in rows],
+                    "rows": [[_cell(labels.value(c, row.get(c), row)) for c in columns] for row in rows],
                     "csv": reverse(
                         "analytics:csv",
                         kwargs={"project_id": project_id, "section": name, "table": table_name},
@@ -172,11 +177,11 @@ def panels(report: dict[str, Any], project_id: int, level: str) -> list[dict[str
             {
                 "name": name,
                 "title": _(services.SECTIONS[name]),
-                "note": _(section["note"]) if section.get("note") else None,
+                "note": labels.note(section["note"]) if section.get("note") else None,
                 "summary": [(heading(k), _cell(v)) for k, v in summary.items()] if summary else [],
                 "partial": [
                     _("%(judge)s: partial: %(done)s of %(total)s items")
-                    % {"judge": run["judge"], "done": run["n_done"], "total": run["n_total"]}
+                    % {"judge": labels.judge(run["judge"]), "done": run["n_done"], "total": run["n_total"]}
                     for run in section.get("partial", [])
                 ],
                 "tables": tables,
@@ -186,11 +191,22 @@ def panels(report: dict[str, Any], project_id: int, level: str) -> list[dict[str
     return out
 
 
-def chart_data(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def chart_data(report: dict[str, Any], labels: Labels | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The rows each chart draws, their codes shown by their labels (a judge's ``kind`` stays a code: the
+    chart leaves the human row out by it)."""
+    labels = labels or Labels()
     return {
-        name: report["sections"][name]["tables"].get(table, [])
+        name: [labels.row(row, keep=("kind",)) for row in report["sections"][name]["tables"].get(table, [])]
         for name, table in CHARTS.items()
         if name in report["sections"]
+    }
+
+
+def chart_titles() -> dict[str, str]:
+    """Axis, legend and tooltip titles of the charts' fields, in the page's language."""
+    return {key: str(value) for key, value in _HEADINGS.items()} | {
+        "measure": _("Measure"),
+        "source": _("Source"),
     }
 
 
@@ -213,13 +229,15 @@ def project_dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
         return HttpResponseBadRequest(_("Unknown level of measurement."))
     state = services.report_state(project=project, level=level)
     shown = state.report or state.previous
+    labels = Labels() if shown else None
     context = {
         "project": project,
         "state": state,
         "level": level,
         "levels": LEVELS,
-        "panels": panels(shown, project.pk, level) if shown else [],
-        "charts": chart_data(shown) if shown else {},
+        "panels": panels(shown, project.pk, level, labels) if shown else [],
+        "charts": chart_data(shown, labels) if shown else {},
+        "chart_titles": chart_titles(),
         "shown": shown,
     }
     if request.htmx:

@@ -20,7 +20,7 @@ from annotation.models import Project
 from evaluation import selectors, services
 from evaluation.domain.judge_templates import LANGUAGES, normalise_category
 from evaluation.forms import RUN_FORMS, CategoryAspectsForm, EndpointForm, add_service_errors
-from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun, ModelEndpoint
+from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun, ModelEndpoint, PairVerdict
 
 RUN_MODELS = {"generation": GenerationRun, "judge": JudgeRun, "benchmark": BenchmarkRun}
 PAGE_SIZE = 50
@@ -113,7 +113,15 @@ def run_detail(request, kind: str, run_id: int):
     if request.htmx and request.GET.get("fragment") == "progress":
         return render(request, "evaluation/run.html#progress", context)
     if kind == "judge":
-        context["summary"] = selectors.judge_run_summary(run=run)
+        summary = selectors.judge_run_summary(run=run)
+        context["summary"] = summary
+        # The counts by their labels; the API and the command keep the codes.
+        context["summary_shown"] = {
+            "verdicts": [(PairVerdict.Verdict(v).label, n) for v, n in summary.get("verdicts", {}).items()],
+            "consistency": [
+                (PairVerdict.Consistency(c).label, n) for c, n in summary.get("consistency", {}).items()
+            ],
+        }
         rows = (
             selectors.pair_verdict_list(run=run)
             if run.judge_kind == "pairwise"

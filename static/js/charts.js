@@ -28,6 +28,27 @@
     return (holder && holder.dataset[key]) || english;
   }
 
+  // Titles of the rows' fields (axes, legends, tooltips) in the page's language, from the page's
+  // <script type="application/json" id="chart-titles">; a field without one keeps its name.
+  var titles = null;
+  function fieldTitle(field) {
+    if (titles === null) {
+      var holder = document.getElementById("chart-titles");
+      titles = holder ? JSON.parse(holder.textContent) : {};
+    }
+    return titles[field] || field;
+  }
+
+  // Every encoding of a field that has no title of its own (title: null keeps it untitled) gets the
+  // field's title: axes, legends and tooltip lines.
+  function titled(node) {
+    if (Array.isArray(node)) { node.forEach(titled); return node; }
+    if (!node || typeof node !== "object") return node;
+    if (typeof node.field === "string" && !("title" in node) && !("data" in node)) node.title = fieldTitle(node.field);
+    Object.keys(node).forEach(function (k) { if (k !== "data") titled(node[k]); });
+    return node;
+  }
+
   function defined(rows, field) {
     return rows.filter(function (r) { return r[field] !== null && r[field] !== undefined; });
   }
@@ -123,12 +144,16 @@
       });
     },
     judges: function (rows) {
-      rows = rows.filter(function (r) { return r.kind !== "human"; });
-      if (!rows.length) return null;
-      return base(rows, {
+      // One bar per judge and measure, the measure named as the page names it.
+      var bars = [];
+      rows.filter(function (r) { return r.kind !== "human"; }).forEach(function (r) {
+        ["with_ties", "without_ties", "accuracy"].forEach(function (m) {
+          if (r[m] !== null && r[m] !== undefined) bars.push({ judge: r.judge, measure: fieldTitle(m), share: r[m] });
+        });
+      });
+      if (!bars.length) return null;
+      return base(bars, {
         height: { step: 16 },
-        transform: [{ fold: ["with_ties", "without_ties", "accuracy"], as: ["measure", "share"] },
-          { filter: "datum.share !== null" }],
         mark: "bar",
         encoding: {
           y: { field: "judge", type: "nominal", title: null },
@@ -171,7 +196,7 @@
     scope.querySelectorAll(".chart[data-chart]").forEach(function (el) {
       if (el.dataset.rendered) return;
       var build = SPECS[el.dataset.chart];
-      var spec = build ? build(data[el.dataset.chart] || []) : null;
+      var spec = build ? titled(build(data[el.dataset.chart] || [])) : null;
       if (!spec) { el.hidden = true; return; }
       el.dataset.rendered = "1";
       window.vegaEmbed(el, spec, EMBED).catch(function (err) {

@@ -50,7 +50,7 @@ def test_dashboard_says_partial_while_the_run_works_and_not_after(pairwise, role
     html = client.get(page).content.decode()
     assert f"juri-x (run {run.pk}): partial: 1 of 2 items" in html
     html = client.get(page, HTTP_ACCEPT_LANGUAGE="id").content.decode()
-    assert f"juri-x (run {run.pk}): sebagian: 1 dari 2 butir" in html
+    assert f"juri-x (proses {run.pk}): sebagian: 1 dari 2 butir" in html
 
     # The second item's verdict arrives and the run finishes: a new data version, no partial line.
     task = pairwise.test_tasks[1]
