@@ -10,6 +10,8 @@ from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
 from accounts.domain.login_throttle import client_address, header_meta_key, throttle_keys
+from accounts.domain.mail_language import mail_language
+from accounts.models import Profile
 
 LOGIN_THROTTLE_PREFIX = "login-throttle"
 
@@ -86,3 +88,13 @@ def login_locked_until(*, username: str, address: str, now: float) -> float | No
     ]
     ends = [end for end in cache.get_many(lock_keys).values() if end > now]
     return max(ends) if ends else None
+
+
+def person_mail_language(*, user: AbstractBaseUser) -> str:
+    """The interface language (``en``, ``id``) to write to ``user`` in, from the language they work in."""
+    profile = Profile.objects.filter(user=user).only("language").first()
+    return mail_language(
+        profile.language if profile else "",
+        interface_languages=tuple(code for code, _name in settings.LANGUAGES),
+        default=settings.LANGUAGE_CODE,
+    )

@@ -17,12 +17,18 @@ from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.template.loader import render_to_string
+from django.utils import translation
 from django.utils.translation import gettext as _
 from rest_framework.authtoken.models import Token
 
 from accounts.domain.login_throttle import throttle_keys
 from accounts.models import Profile
-from accounts.selectors import login_failures_cache_key, login_lock_cache_key, login_throttle_limits
+from accounts.selectors import (
+    login_failures_cache_key,
+    login_lock_cache_key,
+    login_throttle_limits,
+    person_mail_language,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -116,12 +122,14 @@ def person_password_reset_send(*, user: AbstractBaseUser, domain: str, use_https
     if not form.is_valid():
         raise PersonInvalid({"email": " ".join(form.errors.get("email", []))})
     try:
-        form.save(
-            domain_override=domain,
-            use_https=use_https,
-            subject_template_name="registration/password_reset_subject.txt",
-            email_template_name="registration/password_reset_email.txt",
-        )
+        # Written in the person's language, not in the language of the manager's page that sends it.
+        with translation.override(person_mail_language(user=user)):
+            form.save(
+                domain_override=domain,
+                use_https=use_https,
+                subject_template_name="registration/password_reset_subject.txt",
+                email_template_name="registration/password_reset_email.txt",
+            )
     except (smtplib.SMTPException, OSError) as exc:
         logger.warning("set-password e-mail to user %s not sent: %s", user.pk, exc)
         raise PersonInvalid(

@@ -167,3 +167,32 @@ def test_roles_are_named_for_people_in_both_languages(role_client):
     client.cookies["django_language"] = "id"
     indonesian = client.get(PEOPLE, HTTP_ACCEPT_LANGUAGE="id").content.decode()
     assert "Anotator, Peninjau" in indonesian and "Manajer proyek" in indonesian
+
+
+def test_the_set_password_mail_is_in_the_persons_language_not_the_senders(role_client):
+    client = role_client("project_manager")
+    client.cookies["django_language"] = "en"  # the manager works in English
+    assert _add(client, username="sari", language="jav").status_code == 302
+    (message,) = mail.outbox
+    assert message.subject == "Buat kata sandi Timbang Anda"
+    assert "Tautan ini hanya berlaku sekali." in message.body and "The link works once" not in message.body
+    assert _link(message)  # the link is there in either language
+
+
+def test_a_reset_from_an_indonesian_page_reaches_an_english_reader_in_english(role_client, make_user):
+    client = role_client("project_manager")
+    client.cookies["django_language"] = "id"
+    reader = make_user("annotator", username="jo", email="jo@example.org")
+    Profile.objects.update_or_create(user=reader, defaults={"language": "eng"})
+    nobody = make_user("annotator", username="ana", email="ana@example.org")
+    Profile.objects.filter(user=nobody).delete()
+    client.post(f"/people/{reader.pk}/password-reset")
+    client.post(f"/people/{nobody.pk}/password-reset")
+    subjects = {m.to[0]: m.subject for m in mail.outbox}
+    assert subjects == {
+        "jo@example.org": "Set your Timbang password",
+        "ana@example.org": "Set your Timbang password",  # no language on record: the site's default
+    }
+    assert "The link works once." in mail.outbox[0].body
+    # The manager's page itself stays in Indonesian.
+    assert client.get(PEOPLE).content.decode().count('lang="id"') >= 1
