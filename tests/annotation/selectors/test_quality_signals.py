@@ -153,3 +153,16 @@ def test_dawid_skene_reliability_beside_the_signals(make_project):
     assert rows[x.pk] == pytest.approx(6.01 / 6.02, abs=1e-3)
     assert rows[y.pk] == pytest.approx(6.01 / 6.02, abs=1e-3)
     assert rows[z.pk] == pytest.approx(0.01 / 6.02, abs=1e-3)
+
+
+def test_the_flags_read_as_words_in_the_page_language(client, make_user, likert):
+    client.force_login(make_user("project_manager"))
+    url = reverse("annotation:manage_detail", args=[likert.pk])
+    for language, words in (
+        ("id", ["Nilai seragam", "Sebaran sempit", "Kecepatan"]),
+        ("en", ["Straight-lining", "Narrow spread", "Speed"]),
+    ):
+        page = client.get(url, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        cell = re.search(r'<td data-testid="quality-flags">(.*?)</td>', page, flags=re.S).group(1)
+        badges = re.findall(r'<span class="badge warn" data-flag="(\w+)">([^<]*)</span>', cell)
+        assert badges == list(zip(["straight_lining", "spread", "speed"], words, strict=True))

@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 import zipfile
 
 import pytest
@@ -340,3 +341,29 @@ def test_manager_creates_a_translation_review_project_from_the_form(client, make
     project = Project.objects.get(name="Tinjau")
     assert (project.kind, project.overlap, project.n_tasks) == ("translation_review", 1, 3)
     assert client.get(reverse("annotation:manage_list")).status_code == 200
+
+
+def test_the_review_queue_names_a_translation_verdict_and_its_errors_in_indonesian(
+    client, translation_setup, make_user
+):
+    dataset, translate, review, translator, reviewer = translation_setup
+    client.force_login(translator)
+    client.post(reverse("annotation:start", args=[translate.pk]))
+    token = Assignment.objects.get(annotator=translator).token
+    client.post(reverse("annotation:submit", args=[token]), {"translation": "Kula."}, HTTP_HX_REQUEST="true")
+    client.force_login(reviewer)
+    client.post(reverse("annotation:start", args=[review.pk]))
+    client.post(
+        reverse("annotation:submit", args=[Assignment.objects.get(annotator=reviewer).token]),
+        {"verdict": "reject", "error_categories": ["translation_error", "typo_mechanics"], "comment": "x"},
+        HTTP_HX_REQUEST="true",
+    )
+    client.force_login(make_user("reviewer"))
+    client.cookies["django_language"] = "id"
+    page = client.get(reverse("annotation:review"), {"project": review.pk}).content.decode()
+    answer = re.search(r'<dl class="answer" data-testid="review-answer">(.*?)</dl>', page, flags=re.S).group(
+        1
+    )
+    assert "<dd>Tolak</dd>" in answer
+    assert "<dd>Kesalahan terjemahan, Salah ketik / ejaan dan tanda baca</dd>" in answer
+    assert "translation_error" not in answer and "reject" not in answer

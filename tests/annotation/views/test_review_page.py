@@ -173,7 +173,7 @@ def test_the_whole_queue_shows_work_of_every_kind(client, make_user, queue):
         assert reverse("annotation:review_submit", args=[assignment.pk]) in page
     check, answer = submitted
     item = next(i for i in _items(page) if reverse("annotation:review_submit", args=[check.pk]) in i)
-    assert "<dd>reject</dd>" in item and "Terjemahan kaku." in item and "fluency" in item
+    assert "<dd>Reject</dd>" in item and "Terjemahan kaku." in item and "Fluency" in item
     assert "Translations are sent back in their translation review job." in item
     item = next(i for i in _items(page) if reverse("annotation:review_submit", args=[answer.pk]) in i)
     assert re.search(r"<strong>B\.</strong>[^<]*<span class=\"badge\" data-testid=\"answer-choice\">", item)
