@@ -76,6 +76,60 @@ _MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
             _("repeats id %(id)s first seen at %(where)s"),
         ),
         (r"must name a column", _("must name a column")),
+        (
+            r"give either prompt \(one turn\) or turns \(a list\), not both",
+            _("give either prompt (one turn) or turns (a list), not both"),
+        ),
+        (r"must hold at least one user message", _("must hold at least one user message")),
+        (
+            r"must be a list of \{model, text\} objects, got (?P<type>\w+)",
+            _("must be a list of {model, text} objects, got %(type)s"),
+        ),
+        (
+            r"must be an object with model and text \(or turns\)",
+            _("must be an object with model and text (or turns)"),
+        ),
+        (
+            r"must be an object with options A, B, C, D and E",
+            _("must be an object with options A, B, C, D and E"),
+        ),
+        (r"has two identical options", _("has two identical options")),
+        (r"must differ from the answer", _("must differ from the answer")),
+        (
+            r"holds a NUL character \(\\u0000\), which cannot be stored",
+            _("holds a NUL character (\\u0000), which cannot be stored"),
+        ),
+        (r"is nested deeper than (?P<n>\d+) levels", _("is nested deeper than %(n)s levels")),
+        (r"must be an object of field: column", _("must be an object of field: column")),
+        (r"must be an object of field: value", _("must be an object of field: value")),
+        (
+            r"must be a list of \{text, model_column \| model_name\}",
+            _("must be a list of {text, model_column | model_name}"),
+        ),
+        (
+            r"is not a field of ours; use one of (?P<fields>.+)",
+            _("is not a field of ours; use one of %(fields)s"),
+        ),
+        (r"only the id may come from the row number", _("only the id may come from the row number")),
+        (
+            r"cannot be a constant; use one of (?P<fields>.+)",
+            _("cannot be a constant; use one of %(fields)s"),
+        ),
+        (r"is mapped from a column already", _("is mapped from a column already")),
+        (r"at most (?P<n>\d+) response columns", _("at most %(n)s response columns")),
+        (
+            r"must be an object with text and model_column or model_name",
+            _("must be an object with text and model_column or model_name"),
+        ),
+        (r"must name the column holding the response", _("must name the column holding the response")),
+        (r"model_column and model_name must be text", _("model_column and model_name must be text")),
+        (
+            r"give either model_column \(a column holding the model\) or model_name",
+            _("give either model_column (a column holding the model) or model_name"),
+        ),
+        (r"repeats model (?P<model>.+)", _("repeats model %(model)s")),
+        (r"must be true or false", _("must be true or false")),
+        (r"a mapping must be an object, got (?P<type>\w+)", _("a mapping must be an object, got %(type)s")),
     ]
 ]
 
@@ -162,6 +216,16 @@ _FILE_MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
         (
             r"(?P<name>.+): line 1: a column name holds a NUL byte",
             _("%(name)s: line 1: a column name holds a NUL byte"),
+        ),
+        (
+            r"(?P<name>.+): (?P<split>\S+) row (?P<line>\d+): cannot be read \((?P<why>.*)\)",
+            _("%(name)s: %(split)s row %(line)s: cannot be read (%(why)s)"),
+        ),
+        (r"(?P<name>.+): no such file or folder", _("%(name)s: no such file or folder")),
+        (r"(?P<name>.+): not a dataset id", _("%(name)s: not a dataset id")),
+        (
+            r"(?P<name>.+): cannot be read from the Hugging Face Hub \((?P<why>.*)\)",
+            _("%(name)s: cannot be read from the Hugging Face Hub (%(why)s)"),
         ),
         (
             r"(?P<name>[^:]+): not a readable Hugging Face dataset folder \((?P<why>.*)\)",
