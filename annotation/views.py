@@ -38,6 +38,7 @@ from annotation.forms import (
     RubricForm,
     TaxonomyForm,
 )
+from annotation.labels import criterion_labels
 from annotation.models import JOB_KINDS, Assignment, FlagRecompute, Project
 from datasets_app.domain.csv_cells import SafeDictWriter
 from datasets_app.domain.questions import CHOICE_LABELS, OPTIONS, QUESTION, taxonomy_from_data
@@ -661,6 +662,7 @@ def review_list(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "query": query,
         "choices": selectors.review_filter_choices(filters=filters),
+        "criterion_labels": criterion_labels() if items else {},
     }
     return render(request, "annotation/review.html", context)
 

@@ -18,3 +18,10 @@ register.filter("translation_verdict", labels.translation_verdict)
 def error_categories(codes) -> str:
     """A list of error categories, joined."""
     return ", ".join(labels.error_category(code) for code in codes or ())
+
+
+@register.filter
+def label_in(code, mapping) -> str:
+    """``code`` by its label in ``mapping`` (such as ``annotation.labels.criterion_labels()``), else as
+    written."""
+    return mapping.get(code, code) if mapping else code

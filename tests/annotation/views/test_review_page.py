@@ -130,13 +130,13 @@ def test_every_answer_shape_shows_on_its_projects_queue(client, make_user, queue
         item = html.unescape(items[0])
         assert reverse("annotation:review_submit", args=[assignment.pk]) in item, name
         expected = {
-            "likert": ["relevance 4, fluency 4"],
+            "likert": ["Relevance 4, Fluency 4"],
             "likert-comment": [
-                "relevance 2, fluency 2",
+                "Relevance 2, Fluency 2",
                 'Response 2 <span class="badge" data-testid="best">Best</span>',
                 "respons 2 paling jelas",
             ],
-            "likert-all-bad-comment": ["relevance 1", "<dd>All bad</dd>", "Komentar likert: semuanya buruk."],
+            "likert-all-bad-comment": ["Relevance 1", "<dd>All bad</dd>", "Komentar likert: semuanya buruk."],
             "best-of-n": ['Response 3 <span class="badge" data-testid="best">Best</span>'],
             "best-of-n-comment": [
                 'Response 1 <span class="badge" data-testid="best">Best</span>',
@@ -157,6 +157,11 @@ def test_every_answer_shape_shows_on_its_projects_queue(client, make_user, queue
             assert text in item, (name, text)
         if "comment" not in name and "rationale" not in name and name != "question-authoring":
             assert "<dt>Comment</dt>" not in item, name
+    # The criteria by their names in the page's language, not by their codes.
+    indonesian = client.get(
+        reverse("annotation:review"), {"project": rated["likert"].project_id}, HTTP_ACCEPT_LANGUAGE="id"
+    ).content.decode()
+    assert "Relevansi 4, Kelancaran 4" in indonesian and "relevance 4" not in indonesian
 
 
 def test_the_whole_queue_shows_work_of_every_kind(client, make_user, queue):
