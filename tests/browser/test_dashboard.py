@@ -34,7 +34,7 @@ def test_manager_sees_alpha_values_and_a_rendered_chart(page, login, answered):
     page.select_option("#level", "interval")
     page.wait_for_url("**level=interval")
     table = page.locator("[data-table=alpha-alpha]")
-    assert "relevance" in table.inner_text()
+    assert "Relevance" in table.inner_text()  # the criterion by its name, not its code
     assert "0.866" in table.inner_text()  # 71/82, see tests/analytics/test_reports.py
     chart = page.get_by_test_id("chart-alpha")
     chart.locator("svg").first.wait_for()
