@@ -198,12 +198,15 @@ _MEMBERSHIP_FIELDS = (
 class ClaimState:
     """What a claim needs to know before it takes a place, read in one statement with the membership
     locked: the membership and its project, the caller's held assignment (if any), whether the project
-    has leases to reclaim, and the caller's count of submitted real tasks (their progress)."""
+    has leases to reclaim, the caller's count of submitted real tasks (their progress), and the first of
+    the caller's expired claims whose task still has an open place in the caller's group (``lapsed_id``:
+    the caller gets that task again before a new one)."""
 
     membership: Membership
     own_id: int | None
     has_expired: bool
     done: int
+    lapsed_id: int | None = None
 
 
 def _claim_state_select(*, besides: bool) -> str:
@@ -218,6 +221,7 @@ def _claim_state_select(*, besides: bool) -> str:
     # tasks name them, and a prepared statement's plan can use them only so.
     assigned = _literal(Assignment.Status.ASSIGNED)
     submitted = _literal(Assignment.Status.SUBMITTED)
+    expired = _literal(Assignment.Status.EXPIRED)
     return (
         f"SELECT {membership_row.select('m')}, {project_row.select('p')},"
         f" (SELECT a.id FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
@@ -225,7 +229,10 @@ def _claim_state_select(*, besides: bool) -> str:
         f" EXISTS (SELECT 1 FROM {assignments} a WHERE a.project_id = m.project_id AND a.status = {assigned}"
         f"   AND a.lease_expires_at < %s{other}),"
         f" (SELECT COUNT(*) FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
-        f"   AND a.status = {submitted} AND NOT a.is_gold)"
+        f"   AND a.status = {submitted} AND NOT a.is_gold),"
+        f" (SELECT a.id FROM {assignments} a JOIN {_table(TaskSlot)} ts ON ts.id = a.slot_id"
+        f"   WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id AND a.status = {expired}"
+        f"   AND ts.group_id = m.group_id AND ts.open_count > 0 ORDER BY a.id LIMIT 1)"
         f" FROM {_table(Membership)} m JOIN {_table(Project)} p ON p.id = m.project_id"
         f" WHERE m.project_id = %s AND m.user_id = %s{lock}"
     )
@@ -239,9 +246,13 @@ def _claim_state_built(row: Sequence[Any] | None, *, done_besides: int = 0) -> C
     n_m, n_p = len(membership_row.columns), len(project_row.columns)
     membership = membership_row.build(row[:n_m])
     membership.project = project_row.build(row[n_m : n_m + n_p])
-    own_id, has_expired, done = row[n_m + n_p :]
+    own_id, has_expired, done, lapsed_id = row[n_m + n_p :]
     return ClaimState(
-        membership=membership, own_id=own_id, has_expired=bool(has_expired), done=int(done) + done_besides
+        membership=membership,
+        own_id=own_id,
+        has_expired=bool(has_expired),
+        done=int(done) + done_besides,
+        lapsed_id=lapsed_id,
     )
 
 
@@ -431,13 +442,16 @@ def _assignment_insert_fields() -> list[Any]:
 
 
 def assignment_locked(*, token: str, user_id: int) -> Assignment | None:
-    """The caller's assignment ``token`` with its task and project, locked; ``None`` when it is not theirs."""
+    """The caller's assignment ``token`` with its task and project, locked; ``None`` when it is not theirs.
+    The assignment's ``is_member`` says whether the caller is still a member of its project."""
     a_row, t_row, p_row = _row(Assignment, "assignment"), _row(Task, "task-full"), _row(Project, "project")
 
     def build() -> str:
         lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
         return (
-            f"SELECT {a_row.select('a')}, {t_row.select('t')}, {p_row.select('p')}"
+            f"SELECT {a_row.select('a')}, {t_row.select('t')}, {p_row.select('p')},"
+            f" EXISTS (SELECT 1 FROM {_table(Membership)} m"
+            f"   WHERE m.project_id = a.project_id AND m.user_id = a.annotator_id)"
             f" FROM {_table(Assignment)} a JOIN {_table(Task)} t ON t.id = a.task_id"
             f" JOIN {_table(Project)} p ON p.id = a.project_id WHERE a.token = %s AND a.annotator_id = %s{lock}"
         )
@@ -450,7 +464,8 @@ def assignment_locked(*, token: str, user_id: int) -> Assignment | None:
     n_a, n_t = len(a_row.columns), len(t_row.columns)
     assignment = a_row.build(row[:n_a])
     assignment.task = t_row.build(row[n_a : n_a + n_t])
-    assignment.project = p_row.build(row[n_a + n_t :])
+    assignment.project = p_row.build(row[n_a + n_t : -1])
+    assignment.is_member = bool(row[-1])
     return assignment
 
 
