@@ -23,7 +23,13 @@ from evaluation.domain.answer_extraction import (
     is_correct,
     option_continuations,
 )
-from evaluation.domain.benchmark_metrics import chrf_pp_sentence, judge_score_normalised, substring_match
+from evaluation.domain.benchmark_metrics import (
+    CLOZE_RULES,
+    MATCH_RULES,
+    answer_match,
+    chrf_pp_sentence,
+    judge_score_normalised,
+)
 from evaluation.domain.judge_parsing import parse_grade
 from evaluation.domain.judge_templates import FACTUAL, SCORE_RANGES, render_factual
 from evaluation.domain.sampling import SamplingParams, SamplingParamsError
@@ -55,6 +61,8 @@ BENCHMARK_OPTIONS = frozenset(
         "variant",
         "judge_language",
         "back_translate",
+        "match_rule",
+        "cloze_rule",
     }
 )
 SCORINGS = {
@@ -117,7 +125,10 @@ def benchmark_run_start(
     with examples from the questions whose ``meta.split`` is ``shot_split`` (of ``shot_dataset_id`` or the
     same dataset), ``eval_split`` (only questions of that split are scored), ``prompt_language`` (``id``
     or ``en`` prompt variants), ``variant`` (one variant id instead of the seeded choice per question),
-    ``seed``, ``sampling``, ``max_tokens``, ``chunk_size``, ``judge_language``. ``back_translate``
+    ``seed``, ``sampling``, ``max_tokens``, ``chunk_size``, ``judge_language``, ``match_rule`` (open QA by
+    substring: ``substring``, LoraxBench's rule and the default, or ``whole_word``), ``cloze_rule`` (cloze
+    mode: ``total`` log-probability of the continuation, LoraxBench's rule and the default, or ``mean`` per
+    token). ``back_translate``
     (translation): the model translates each unit's translation back into the source language; the result is
     scored by chrF++ against the source and kept as the unit's ``meta["back_translation"]``, from which the
     translation flags compute the back-translation similarity.
@@ -160,6 +171,14 @@ def benchmark_run_start(
         "chunk_size": chunk_size,
         "prompt_language": prompt_language,
     }
+    if scoring == "substring":
+        config["match_rule"] = _rule_option(options, "match_rule", MATCH_RULES)
+    elif options.get("match_rule"):
+        raise RunConfigError(gettext_noop("match_rule is an option of open QA scored by substring"))
+    if mode == BenchmarkRun.Mode.CLOZE:
+        config["cloze_rule"] = _rule_option(options, "cloze_rule", tuple(CLOZE_RULES))
+    elif options.get("cloze_rule"):
+        raise RunConfigError(gettext_noop("cloze_rule is an option of multiple choice in cloze mode"))
     if options.get("back_translate"):
         if task != BenchmarkRun.Task.TRANSLATION:
             raise RunConfigError(gettext_noop("back_translate is an option of translation runs"))
@@ -234,6 +253,19 @@ def benchmark_run_start(
     return run
 
 
+def _rule_option(options: dict[str, Any], name: str, allowed: tuple[str, ...]) -> str:
+    """The named rule ``options[name]``, or the first of ``allowed`` (the paper's rule) when not given."""
+    rule = options.get(name) or allowed[0]
+    if rule not in allowed:
+        raise RunConfigError(
+            gettext_noop("%(name)s must be one of %(allowed)s, got %(rule)s"),
+            name=name,
+            allowed=", ".join(allowed),
+            rule=repr(rule)[:40],
+        )
+    return rule
+
+
 def _resolve_mode(*, task: str, mode: str | None, scoring: str | None) -> str:
     if mode and mode not in BenchmarkRun.Mode.values:
         raise RunConfigError(f"mode must be one of {', '.join(BenchmarkRun.Mode.values)}, got {mode!r}")
@@ -288,6 +320,8 @@ def _variant(run: BenchmarkRun, question: Question):
 def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> list[ItemOutcome]:
     questions = Question.objects.in_bulk([item["question"] for item in items])
     cloze = run.mode == BenchmarkRun.Mode.CLOZE
+    # Runs started before the rule was named scored cloze options by their mean per token.
+    cloze_rule = run.config.get("cloze_rule", "mean")
     prepared = []
     outcomes: list[ItemOutcome] = []
     for item in items:
@@ -320,11 +354,15 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
         for item, question, variant, text in prepared:
             letters = list(question.choices)
             if cloze:
-                logprobs = backend.score_options(text, cloze_continuations(question.choices), mode="cloze")
+                logprobs = backend.score_options(
+                    text, cloze_continuations(question.choices), mode=CLOZE_RULES[cloze_rule]
+                )
             else:
                 logprobs = backend.score_options(text, option_continuations(question.choices))
             predicted = best_option(letters, logprobs)
             raw = {"logprobs": dict(zip(letters, logprobs, strict=True)), "mode": run.mode}
+            if cloze:
+                raw["rule"] = cloze_rule
             outcomes.append(
                 ItemOutcome(
                     key=item["key"],
@@ -513,7 +551,10 @@ def _open_qa(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) 
                 }
             )
         else:
-            fields["correct"] = substring_match(result.text, gold, _metric_language(prompt.language))
+            # Runs started before the rule was named matched whole words.
+            rule = run.config.get("match_rule", "whole_word")
+            fields["correct"] = answer_match(result.text, gold, _metric_language(prompt.language), rule=rule)
+            fields["raw"]["rule"] = rule
         outcomes.append(
             ItemOutcome(
                 key=item["key"],

@@ -11,6 +11,7 @@ from evaluation.domain.benchmark_metrics import (
     MISSING_LEVEL,
     accuracy_by,
     accuracy_summary,
+    answer_match,
     chrf_pp_corpus,
     chrf_pp_sentence,
     judge_score_normalised,
@@ -18,6 +19,7 @@ from evaluation.domain.benchmark_metrics import (
     mean_score_by,
     normalise_answer,
     substring_match,
+    whole_word_match,
 )
 
 
@@ -66,20 +68,32 @@ def test_normalise_answer(text, language, expected):
 
 
 @pytest.mark.parametrize(
-    ("prediction", "golds", "language", "expected"),
+    ("prediction", "golds", "language", "substring", "whole_word"),
     [
-        ("Ibu kota Indonesia adalah Jakarta.", "jakarta", "id", True),
-        ("Jawabannya: Jawa Barat", ["Banten", "Jawa-Barat"], "id", True),
-        ("Ada 100 pulau.", "10", "id", False),  # whole words only
-        ("Candi Borobudur", "Prambanan", "id", False),
-        ("The answer is the Moon", "a moon", "en", True),  # articles dropped on both sides
-        ("Dongeng si Kancil", "Kancil", "id", True),
-        (None, "x", "id", False),
-        ("anything", "the", "en", False),  # a gold that normalises to nothing never matches
+        ("Ibu kota Indonesia adalah Jakarta.", "jakarta", "id", True, True),
+        ("Jawabannya: Jawa Barat", ["Banten", "Jawa-Barat"], "id", True, True),
+        ("Ada 100 pulau.", "10", "id", False, False),  # a number needs a boundary under both rules
+        ("Ada 210 pulau.", "10", "id", False, False),
+        ("Jaraknya sekitar 10km.", "10", "id", True, False),
+        ("Jakartalah ibu kotanya.", "Jakarta", "id", True, False),  # the rules differ here
+        ("Tahun 1945 dan 945", "945", "id", True, True),  # the second occurrence is bounded
+        ("Candi Borobudur", "Prambanan", "id", False, False),
+        ("The answer is the Moon", "a moon", "en", True, True),  # articles dropped on both sides
+        ("Dongeng si Kancil", "Kancil", "id", True, True),
+        (None, "x", "id", False, False),
+        ("anything", "the", "en", False, False),  # a gold that normalises to nothing never matches
     ],
 )
-def test_substring_match(prediction, golds, language, expected):
-    assert substring_match(prediction, golds, language) is expected
+def test_open_qa_match_rules(prediction, golds, language, substring, whole_word):
+    assert substring_match(prediction, golds, language) is substring
+    assert whole_word_match(prediction, golds, language) is whole_word
+    assert answer_match(prediction, golds, language) is substring  # LoraxBench's rule is the default
+    assert answer_match(prediction, golds, language, rule="whole_word") is whole_word
+
+
+def test_an_unknown_match_rule_is_refused():
+    with pytest.raises(ValueError, match="unknown match rule 'exact'"):
+        answer_match("a", "a", rule="exact")
 
 
 def test_judge_score_normalised():

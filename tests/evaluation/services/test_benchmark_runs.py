@@ -8,9 +8,9 @@ import re
 import pytest
 
 from evaluation.domain.benchmark_metrics import chrf_pp_sentence
-from evaluation.models import BenchmarkResult
+from evaluation.models import BenchmarkResult, BenchmarkRun
 from evaluation.selectors import benchmark_tables
-from evaluation.services import benchmark_run_start
+from evaluation.services import RunConfigError, benchmark_run_start
 from tests.evaluation.inference.openai_stub_server import Reply, completion_body
 from tests.evaluation.services.builders import (
     last_user,
@@ -131,6 +131,48 @@ def test_open_qa_by_substring_match(server, django_capture_on_commit_callbacks):
         BenchmarkResult.objects.filter(benchmark_run=run).values_list("prompt__external_id", "correct")
     )
     assert correct == {"p0": True, "p1": False}
+    assert run.config["match_rule"] == "substring"
+
+
+@pytest.mark.parametrize(("rule", "expected"), [("substring", True), ("whole_word", False)])
+def test_open_qa_match_rule_is_named_and_kept(server, django_capture_on_commit_callbacks, rule, expected):
+    # The reference "Rujukan 0 giliran 1" is inside the reply but glued to a word: LoraxBench's substring
+    # rule counts it, the whole-word rule does not.
+    server.responder = lambda body: Reply(body=completion_body("Jawabannya: Rujukan 0 giliran 1nya."))
+    options = {} if rule == "substring" else {"match_rule": rule}
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="open_qa",
+        endpoint=make_endpoint(server, "qa"),
+        dataset=make_prompt_dataset(n_prompts=1, two_turn_first=False),
+        options=options,
+    )
+    (result,) = BenchmarkResult.objects.filter(benchmark_run=run)
+    assert (run.config["match_rule"], result.correct, result.raw["rule"]) == (rule, expected, rule)
+
+
+@pytest.mark.parametrize(
+    ("task", "mode", "options", "message"),
+    [
+        (
+            "open_qa",
+            None,
+            {"match_rule": "exact"},
+            "match_rule must be one of substring, whole_word, got 'exact'",
+        ),
+        ("mcq", "cloze", {"cloze_rule": "max"}, "cloze_rule must be one of total, mean, got 'max'"),
+        ("mcq", "chat", {"cloze_rule": "mean"}, "cloze_rule is an option of multiple choice in cloze mode"),
+        ("mcq", None, {"match_rule": "substring"}, "match_rule is an option of open QA scored by substring"),
+    ],
+)
+def test_a_bad_rule_is_refused_and_writes_nothing(server, task, mode, options, message):
+    dataset = make_prompt_dataset(n_prompts=1) if task == "open_qa" else make_question_dataset()
+    with pytest.raises(RunConfigError) as caught:
+        benchmark_run_start(
+            task=task, endpoint=make_endpoint(server), dataset=dataset, mode=mode, options=options
+        )
+    assert str(caught.value) == message
+    assert not BenchmarkRun.objects.exists()
 
 
 def test_open_qa_by_factual_judge_divides_by_five(server, django_capture_on_commit_callbacks):

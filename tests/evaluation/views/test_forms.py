@@ -267,11 +267,34 @@ def test_a_benchmark_run_started_from_the_page(role_client, server, django_captu
         response = client.post("/evaluation/runs/new/", post)
     run = BenchmarkRun.objects.get()
     assert response["Location"] == f"/evaluation/runs/benchmark/{run.pk}/"
-    assert run.config["scoring"] == "substring"
+    assert (run.config["scoring"], run.config["match_rule"]) == ("substring", "substring")
     correct = dict(
         BenchmarkResult.objects.filter(benchmark_run=run).values_list("prompt__external_id", "correct")
     )
     assert correct == {"p0": True, "p1": False}
+
+
+def test_the_whole_word_rule_chosen_on_the_page(role_client, server, django_capture_on_commit_callbacks):
+    server.responder = lambda body: Reply(body=completion_body("Rujukan 0 giliran 1nya."))
+    client = role_client("researcher")
+    post = _run_post(
+        "benchmark",
+        task="open_qa",
+        endpoint=make_endpoint(server, "qa").pk,
+        dataset=make_prompt_dataset(n_prompts=1, two_turn_first=False).pk,
+        scoring="substring",
+        match_rule="whole_word",
+        cloze_rule="mean",  # not cloze mode: left out, not refused
+        judge_language="en",
+        prompt_language="id",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/evaluation/runs/new/", post)
+    run = BenchmarkRun.objects.get()
+    assert run.config["match_rule"] == "whole_word" and "cloze_rule" not in run.config
+    assert BenchmarkResult.objects.get(benchmark_run=run).correct is False
+    page = client.get(f"/evaluation/runs/benchmark/{run.pk}/", HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert "whole_word" in page
 
 
 def _bad_run_start(client, server, kind: str, fields: dict, message: str, **headers):
