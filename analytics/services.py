@@ -606,7 +606,9 @@ def judges_section(
     return section
 
 
-def _judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshold: float) -> dict:
+def _judges_section(
+    frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshold: float, ensemble_rule: str = "all_judges"
+) -> dict:
     if judgments.empty:
         return _section(note=gettext_noop("No judge has run on this project's responses yet."))
     human = human_preferences(frame)
@@ -658,7 +660,7 @@ def _judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_thresho
         leaderboard.append(row)
         categories.extend(by_category)
     if len(averaged) >= 2:
-        ensemble = ja.ensemble_scores(pd.concat(averaged, ignore_index=True))
+        ensemble = ja.ensemble_scores(pd.concat(averaged, ignore_index=True), rule=ensemble_rule)
         scores = ensemble.scores
         verdicts = pd.DataFrame(
             {
@@ -670,12 +672,14 @@ def _judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_thresho
         )
         row, by_category = _judge_row("ensemble", "ensemble", human, verdicts)
         row["n_left_out"] = ensemble.n_left_out
+        row["n_items_excluded"] = ensemble.n_items_excluded
         leaderboard.append(row)
         categories.extend(by_category)
     tables = {"leaderboard": _plain_rows(leaderboard), "by_category": _plain_rows(categories)}
     if consistency:
         tables["position_consistency"] = _plain_rows(consistency)
-    return _section(tables, tie_threshold=tie_threshold)
+    extra = {"ensemble_rule": ensemble_rule} if len(averaged) >= 2 else {}
+    return _section(tables, tie_threshold=tie_threshold, **extra)
 
 
 def judges_for_responses(

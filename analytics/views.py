@@ -120,6 +120,7 @@ _HEADINGS = {
     "n_parse_errors": gettext_lazy("Unreadable verdicts"),
     "n_human_ties": gettext_lazy("Human ties left out"),
     "n_left_out": gettext_lazy("Left out"),
+    "n_items_excluded": gettext_lazy("Items not scored by every judge"),
     "consistent": gettext_lazy("Consistent"),
     "biased_first": gettext_lazy("Favours the first"),
     "biased_second": gettext_lazy("Favours the second"),
