@@ -541,7 +541,9 @@ def _open_qa(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) 
                 outcomes.append(ItemOutcome(key=item["key"], error=f"judge: {judge_result.error}"))
                 continue
             low, high = SCORE_RANGES[FACTUAL]
-            parsed = parse_grade(judge_result.text, low, high)
+            parsed = parse_grade(
+                judge_result.text, low, high, truncated=judge_result.finish_reason == "length"
+            )
             fields["score"] = judge_score_normalised(parsed.value if parsed.ok else None, high)
             fields["raw"].update(
                 {
