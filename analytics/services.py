@@ -574,6 +574,8 @@ def _judge_row(name: str, kind: str, human: pd.DataFrame, verdicts: pd.DataFrame
         "accuracy": accuracy.accuracy,
         "accuracy_raw": accuracy.accuracy_raw,
         "macro_accuracy": accuracy.macro_accuracy,
+        # IndoPref's Avg: the mean over categories with parse errors counted wrong.
+        "macro_accuracy_raw": accuracy.macro_accuracy_raw,
         "n_valid": accuracy.n_valid,
         "n_parse_errors": accuracy.n_parse_errors,
         "n_human_ties": accuracy.n_human_ties,

@@ -114,6 +114,7 @@ _HEADINGS = {
     "accuracy": gettext_lazy("Accuracy"),
     "accuracy_raw": gettext_lazy("Raw accuracy"),
     "macro_accuracy": gettext_lazy("Macro accuracy"),
+    "macro_accuracy_raw": gettext_lazy("Macro raw accuracy (IndoPref's Avg)"),
     "n": gettext_lazy("Number"),
     "n_valid": gettext_lazy("Valid verdicts"),
     "n_correct": gettext_lazy("Correct verdicts"),

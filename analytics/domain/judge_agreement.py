@@ -331,8 +331,9 @@ def judge_accuracy(
     table["accuracy_raw"] = [_ratio(c, n) for c, n in zip(table["n_correct"], table["n"], strict=True)]
     n_valid = int(merged["valid"].sum())
     n_correct = int(merged["correct"].sum())
-    defined = [a for a in table["accuracy"] if a is not None]
-    defined_raw = [a for a in table["accuracy_raw"] if a is not None]
+    # A category without a valid verdict has no valid-only accuracy (the column holds NaN there).
+    defined = [float(a) for a in table["accuracy"] if pd.notna(a)]
+    defined_raw = [float(a) for a in table["accuracy_raw"] if pd.notna(a)]
     return JudgeAccuracy(
         accuracy=_ratio(n_correct, n_valid),
         accuracy_raw=_ratio(n_correct, len(merged)),

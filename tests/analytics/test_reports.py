@@ -296,6 +296,37 @@ def test_judge_leaderboard(pairwise):
     assert {r["category"] for r in categories} == {"analysis", "math"}
 
 
+def test_judge_leaderboard_has_indopref_avg_the_macro_mean_with_parse_errors_wrong(pairwise):
+    from evaluation.models import JudgeRun, JudgeTemplate, ModelEndpoint, PairVerdict
+
+    endpoint = ModelEndpoint.objects.create(slug="judge-y", model_id="judge-y")
+    template = JudgeTemplate.objects.get_or_create(
+        kind="pairwise", language="en", version=98, defaults={"user": "x"}
+    )[0]
+    run = JudgeRun.objects.create(
+        judge_kind="pairwise", endpoint=endpoint, template=template, annotation_project=pairwise
+    )
+    t1, t2 = pairwise.test_tasks
+    assert t1.prompt.category != t2.prompt.category
+    for task, verdict in ((t1, "A"), (t2, "error")):
+        PairVerdict.objects.create(
+            judge_run=run,
+            target_key=f"task:{task.pk}",
+            prompt=task.prompt,
+            response_a=task.response_a,
+            response_b=task.response_b,
+            annotation_task_id=task.pk,
+            verdict=verdict,
+            consistency="consistent" if verdict != "error" else "error",
+        )
+    report = services.compute_report(project=pairwise, level="ordinal", draws=0, bt_draws=0)
+    pair = next(r for r in report["sections"]["judges"]["tables"]["leaderboard"] if r["kind"] == "pairwise")
+    # t1's category: 1 of 1 right; t2's: its only verdict did not parse. Valid-only: micro 1/1, macro over
+    # the one category with a valid verdict 1.0; raw: micro 1/2, macro (1 + 0) / 2.
+    assert (pair["accuracy"], pair["macro_accuracy"]) == (1.0, 1.0)
+    assert (pair["accuracy_raw"], pair["macro_accuracy_raw"]) == (0.5, 0.5)
+
+
 def test_judges_section_without_judgments_says_so(pairwise):
     report = services.compute_report(project=pairwise, level="ordinal", draws=0, bt_draws=0)
     assert report["sections"]["judges"]["tables"] == {}

@@ -297,3 +297,14 @@ def test_tie_rule_decides_on_the_exact_gap_of_means_in_thirds_and_sixths():
     assert not within_tie_threshold(1 + 1 / 6, 0.0, 1).item()
     with pytest.raises(ValueError, match="tie threshold must be a number >= 0"):
         within_tie_threshold(1.0, 2.0, -1)
+
+
+def test_macro_accuracy_skips_a_category_without_a_valid_verdict_and_raw_counts_it_wrong():
+    human = pd.DataFrame(
+        [("x", "h1", "A", "math"), ("x", "h2", "A", "math"), ("y", "h1", "B", "safety")],
+        columns=["item", "annotator", "vote", "category"],
+    )
+    judge = pd.DataFrame([("x", "A"), ("y", ERROR)], columns=["item", "vote"])
+    result = judge_accuracy(human, judge)
+    assert (result.accuracy, result.macro_accuracy) == (1.0, 1.0)
+    assert (result.accuracy_raw, result.macro_accuracy_raw) == (0.5, 0.5)
