@@ -140,9 +140,15 @@ def heading(key: str) -> str:
     return str(_HEADINGS[key]) if key in _HEADINGS else key.replace("_", " ").capitalize()
 
 
-def _cell(value: Any) -> str:
+# Counts that can hold halves (a tie is half a win for each side): whole numbers print without decimals.
+_HALF_COUNTS = {"wins"}
+
+
+def _cell(value: Any, column: str = "") -> str:
     if value is None:
         return "–"
+    if isinstance(value, float) and column in _HALF_COUNTS and (2 * value).is_integer():
+        return str(int(value)) if value.is_integer() else f"{value:.1f}"
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, str) and value in _REASONS:
@@ -161,7 +167,7 @@ def panels(report: dict[str, Any], project_id: int, level: str) -> list[dict[str
                 {
                     "name": table_name,
                     "columns": [heading(c) for c in columns],
-                    "rows": [[_cell(row.get(c)) for c in columns] for row in rows],
+                    "rows": [[_cell(row.get(c), c) for c in columns] for row in rows],
                     "csv": reverse(
                         "analytics:csv",
                         kwargs={"project_id": project_id, "section": name, "table": table_name},

@@ -396,9 +396,16 @@ def manage_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = ProjectCreateForm(request.POST, kind=kind)
     else:
-        initial = {"dataset": request.GET.get("dataset")}
-        if "criteria" in request.GET:  # the preview asks again with the criteria ticked
+        initial: dict[str, Any] = {"dataset": request.GET.get("dataset")}
+        # The preview asks again with the form's choices (``from_form``): no criterion ticked is none, not
+        # the default ones; "all bad" unticked is off.
+        from_form = request.GET.get("from_form") == "1"
+        if from_form or "criteria" in request.GET:
             initial["criteria"] = request.GET.getlist("criteria")
+        if request.GET.get("best_pick") in Project.BestPick.values:
+            initial["best_pick"] = request.GET["best_pick"]
+        if from_form:
+            initial["allow_all_bad"] = request.GET.get("allow_all_bad") == "on"
         form = ProjectCreateForm(initial=initial, kind=kind)
     if request.method == "POST" and form.is_valid():
         try:
@@ -422,7 +429,20 @@ def manage_create(request: HttpRequest) -> HttpResponse:
         context["summary"] = selectors.dataset_summary(dataset=dataset)
         services.rubric_defaults_ensure()  # the default criteria's scales, before any rubric was opened
         criteria = form["criteria"].value() if "criteria" in form.fields else []
-        preview = selectors.task_preview(dataset=dataset, kind=kind, lang=_lang(), criteria=criteria or [])
+        if (
+            criteria
+        ):  # in the form's order, as the project would be created (htmx sends the clicked one first)
+            order = {value: n for n, (value, _label) in enumerate(form.fields["criteria"].choices)}
+            criteria = sorted(criteria, key=lambda c: order.get(c, len(order)))
+        best_pick = form["best_pick"].value() if "best_pick" in form.fields else None
+        preview = selectors.task_preview(
+            dataset=dataset,
+            kind=kind,
+            lang=_lang(),
+            criteria=criteria or [],
+            best_pick=best_pick if best_pick in Project.BestPick.values else Project.BestPick.OPTIONAL,
+            allow_all_bad="allow_all_bad" in form.fields and bool(form["allow_all_bad"].value()),
+        )
         if preview and "responses" in preview:
             context["response_rows"] = _response_rows(preview["responses"], preview["criteria"], {})
         context["preview"] = preview

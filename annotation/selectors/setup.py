@@ -78,10 +78,17 @@ def preview_criteria(*, criteria: Sequence[str], category: str) -> list[Criterio
 
 
 def task_preview(
-    *, dataset: Dataset, kind: str, lang: str, criteria: Sequence[str] = ()
+    *,
+    dataset: Dataset,
+    kind: str,
+    lang: str,
+    criteria: Sequence[str] = (),
+    best_pick: str = Project.BestPick.OPTIONAL,
+    allow_all_bad: bool = False,
 ) -> dict[str, Any] | None:
-    """The first item of ``dataset`` shaped as the annotator's screen of a ``kind`` project shows it; a
-    likert project's ``criteria`` with their scales."""
+    """The first item of ``dataset`` shaped as the annotator's screen of a ``kind`` project shows it: a
+    likert project's ``criteria`` with their scales and its ``best_pick`` question (``off``, ``optional``
+    or ``required``); best-of-N's pick, always required; "all bad" among the picks with ``allow_all_bad``."""
     if dataset.kind == Dataset.Kind.TRANSLATIONS:
         unit = dataset.translation_units.order_by("id").first()
         if unit is None:
@@ -123,6 +130,14 @@ def task_preview(
             for n, (label, r) in enumerate(zip(labels, responses, strict=False), start=1)
         ],
         "criteria": views,
+        "best_pick": (
+            best_pick
+            if kind == Project.Kind.LIKERT
+            else Project.BestPick.REQUIRED
+            if kind == Project.Kind.BEST_OF_N
+            else Project.BestPick.OFF
+        ),
+        "allow_all_bad": allow_all_bad and kind in (Project.Kind.LIKERT, Project.Kind.BEST_OF_N),
         "category": prompt.category,
         "language": prompt.language,
     }

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import krippendorff
 import numpy as np
 import pytest
@@ -227,6 +229,24 @@ def test_pairwise_human_agreement(pairwise):
     ratings = report["sections"]["bradley_terry"]["tables"]["ratings"]
     assert {r["source"] for r in ratings} == {"pairwise"} and len(ratings) == 2
     assert all(r["ci_low"] is not None for r in ratings)
+
+
+def test_bradley_terry_counts_are_whole_numbers_in_the_json_and_on_the_page(pairwise):
+    from analytics.views import heading, panels
+
+    report = services.compute_report(project=pairwise, level="ordinal", draws=0, bt_draws=0)
+    ratings = report["sections"]["bradley_terry"]["tables"]["ratings"]
+    # Six votes, each between the same two models; a tie is half a win for each side.
+    assert [r["games"] for r in ratings] == [6, 6] and all(type(r["games"]) is int for r in ratings)
+    assert sum(r["wins"] for r in ratings) == 6 and all(isinstance(r["wins"], float) for r in ratings)
+    assert all(type(r["n_votes"]) is int for r in ratings)
+    panel = next(p for p in panels(report, pairwise.pk, "ordinal") if p["name"] == "bradley_terry")
+    table = panel["tables"][0]
+    cells = [dict(zip(table["columns"], row, strict=True)) for row in table["rows"]]
+    assert [c[heading("games")] for c in cells] == ["6", "6"]
+    assert sorted(c[heading("wins")] for c in cells) == ["2.5", "3.5"]
+    assert all(c[heading("n_votes")] == "6" for c in cells)
+    assert all(re.fullmatch(r"\d+\.\d{3}", c[heading("rating")]) for c in cells)
 
 
 def test_judge_leaderboard(pairwise):
