@@ -372,6 +372,18 @@ class BenchmarkRunForm(_RunForm):
             "Open QA scored by substring. A number in the reference never matches inside a longer number."
         ),
     )
+    direction = forms.ChoiceField(
+        label=_("Translation direction"),
+        choices=[
+            ("to_source", _("From the local language into Indonesian (LoraxBench)")),
+            ("from_source", _("From Indonesian into the local language and register")),
+        ],
+        initial="to_source",
+        required=False,
+        help_text=_(
+            "Translation: which side of each unit the model translates; chrF++ is against the other."
+        ),
+    )
     cloze_rule = forms.ChoiceField(
         label=_("Cloze rule"),
         choices=[
@@ -443,6 +455,7 @@ class BenchmarkRunForm(_RunForm):
         "dataset",
         "scoring",
         "match_rule",
+        "direction",
         "mode",
         "cloze_rule",
         "judge_endpoint",
@@ -468,6 +481,8 @@ class BenchmarkRunForm(_RunForm):
             options.update(_filled(data, ("match_rule",)))
         if data["task"] == BenchmarkRun.Task.MCQ and data.get("mode") == BenchmarkRun.Mode.CLOZE:
             options.update(_filled(data, ("cloze_rule",)))
+        if data["task"] == BenchmarkRun.Task.TRANSLATION:
+            options.update(_filled(data, ("direction",)))
         if data.get("back_translate"):
             options["back_translate"] = True
         if data.get("judge_endpoint"):

@@ -13,7 +13,7 @@ from django.db.models import F, Q, QuerySet
 from annotation.models import Task
 from datasets_app.models import Prompt, Response
 from evaluation.domain.answer_extraction import REFUSAL_RULE
-from evaluation.domain.benchmark_metrics import accuracy_by, chrf_pp_corpus, mean_score_by
+from evaluation.domain.benchmark_metrics import accuracy_by, chrf_pp_corpus, chrf_pp_corpus_by, mean_score_by
 from evaluation.domain.judge_templates import (
     ASPECT_CATEGORIES,
     LANGUAGES,
@@ -370,6 +370,22 @@ def benchmark_tables(*, run: BenchmarkRun, by: Sequence[str] | None = None) -> d
             done = frame[frame["reference"] != ""]
             if len(done):
                 tables["corpus_chrf_pp"] = chrf_pp_corpus(list(done["prediction"]), list(done["reference"]))
+                # LoraxBench's table: corpus chrF++ per language (and per language and register), with the
+                # mean over languages as its average column.
+                hypotheses, references = list(done["prediction"]), list(done["reference"])
+                languages = [str(language or "") for language in done["language"]]
+                with_register = [
+                    f"{language} / {register}" if isinstance(register, str) and register else language
+                    for language, register in zip(languages, done["register"], strict=True)
+                ]
+                tables["corpus_chrf_pp_by_language"] = chrf_pp_corpus_by(hypotheses, references, languages)
+                tables["corpus_chrf_pp_by_language_register"] = chrf_pp_corpus_by(
+                    hypotheses, references, with_register
+                )
+                per_language = tables["corpus_chrf_pp_by_language"]
+                tables["corpus_chrf_pp_language_mean"] = sum(r["corpus_chrf_pp"] for r in per_language) / len(
+                    per_language
+                )
     else:
         tables["overall"] = accuracy_by(frame, by=()).to_dict("records")
         tables["by"] = {col: accuracy_by(frame, by=[col]).to_dict("records") for col in by}

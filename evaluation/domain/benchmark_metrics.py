@@ -53,6 +53,35 @@ def chrf_pp_corpus(hypotheses: Sequence[str], references: Sequence[str] | Sequen
     return float(_chrf().corpus_score(list(hypotheses), streams).score)
 
 
+def chrf_pp_corpus_by(
+    hypotheses: Sequence[str],
+    references: Sequence[str],
+    groups: Sequence[str],
+) -> list[dict[str, object]]:
+    """LoraxBench's per-language table: for each group (a language, or language and register), the corpus
+    chrF++ of its sentences (``corpus_chrf_pp``, 0-100, the paper's figure) and the mean of their sentence
+    chrF++ (``sentence_mean``, an extra column), with ``n``; in the groups' sorted order."""
+    if not len(hypotheses) == len(references) == len(groups):
+        raise ValueError(f"{len(hypotheses)} hypotheses, {len(references)} references, {len(groups)} groups")
+    members: dict[str, list[int]] = {}
+    for i, group in enumerate(groups):
+        members.setdefault(group, []).append(i)
+    rows = []
+    for group in sorted(members):
+        idx = members[group]
+        hyps, refs = [hypotheses[i] for i in idx], [references[i] for i in idx]
+        sentence = [chrf_pp_sentence(h, r) for h, r in zip(hyps, refs, strict=True)]
+        rows.append(
+            {
+                "group": group,
+                "n": len(idx),
+                "corpus_chrf_pp": chrf_pp_corpus(hyps, refs),
+                "sentence_mean": math.fsum(sentence) / len(sentence),
+            }
+        )
+    return rows
+
+
 def chrf_pp_sentence(hypothesis: str, references: str | Sequence[str]) -> float:
     """Sentence-level chrF++ (0-100)."""
     refs = [references] if isinstance(references, str) else list(references)

@@ -63,8 +63,13 @@ BENCHMARK_OPTIONS = frozenset(
         "back_translate",
         "match_rule",
         "cloze_rule",
+        "direction",
     }
 )
+# Translation directions over a unit (source text in Indonesian, translation in a local language):
+# ``to_source``, the local text into Indonesian (LoraxBench's), or ``from_source``, Indonesian into the
+# local language and register.
+DIRECTIONS = ("to_source", "from_source")
 SCORINGS = {
     BenchmarkRun.Task.MCQ: ("extract", "logprob"),
     BenchmarkRun.Task.TRANSLATION: ("chrf",),
@@ -179,9 +184,17 @@ def benchmark_run_start(
         config["cloze_rule"] = _rule_option(options, "cloze_rule", tuple(CLOZE_RULES))
     elif options.get("cloze_rule"):
         raise RunConfigError(gettext_noop("cloze_rule is an option of multiple choice in cloze mode"))
+    if task == BenchmarkRun.Task.TRANSLATION:
+        config["direction"] = _rule_option(options, "direction", DIRECTIONS)
+    elif options.get("direction"):
+        raise RunConfigError(gettext_noop("direction is an option of translation runs"))
     if options.get("back_translate"):
         if task != BenchmarkRun.Task.TRANSLATION:
             raise RunConfigError(gettext_noop("back_translate is an option of translation runs"))
+        if config["direction"] != "to_source":
+            raise RunConfigError(
+                gettext_noop("back_translate translates into the source language (to_source)")
+            )
         config["back_translate"] = True
     judge_template = None
     if scoring == "judge":
@@ -427,6 +440,8 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
     units = TranslationUnit.objects.in_bulk([item["unit"] for item in items])
     words = TRANSLATION_PROMPTS[run.config.get("prompt_language", "id")]
     back = bool(run.config.get("back_translate"))
+    # Runs started before the direction was named translated from the source (unless back-translating).
+    to_source = run.config.get("direction", "to_source" if back else "from_source") == "to_source"
     requests = []
     outcomes: list[ItemOutcome] = []
     for item in items:
@@ -436,13 +451,13 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
             continue
         register = f" ({unit.register})" if unit.register else ""
         source, target = unit.source_language, unit.target_language
-        if back:  # the translation back into the source language, which has no register of its own
+        if to_source:  # the local text into the source language, which has no register of its own
             source, target, register = target, source, ""
         text = words.format(
             source=LANGUAGE_NAMES.get(source, source),
             target=LANGUAGE_NAMES.get(target, target),
             register=register,
-            text=unit.translation_text if back else unit.source_text,
+            text=unit.translation_text if to_source else unit.source_text,
         )
         requests.append(
             ChatRequest(
@@ -458,7 +473,7 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
             outcomes.append(ItemOutcome(key=item["key"], error=result.error))
             continue
         prediction = result.text.strip()
-        reference = unit.source_text if back else unit.translation_text
+        reference = unit.source_text if to_source else unit.translation_text
         chrf = chrf_pp_sentence(prediction, reference)
         if back:
             # Kept on the unit for the back-translation flag; a rerun overwrites it with its own.
@@ -472,12 +487,17 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
                         benchmark_run=run,
                         item_key=item["key"],
                         unit=unit,
-                        language=unit.source_language if back else unit.target_language,
+                        # The local language in both directions: LoraxBench's tables are per language.
+                        language=unit.target_language,
                         register=unit.register,
                         prediction=prediction,
                         reference=reference,
                         score=chrf / 100,
-                        raw={"chrf_pp": chrf, "back_translation": back},
+                        raw={
+                            "chrf_pp": chrf,
+                            "back_translation": back,
+                            "direction": "to_source" if to_source else "from_source",
+                        },
                         latency_s=result.latency_s,
                         prompt_tokens=result.prompt_tokens,
                         completion_tokens=result.completion_tokens,

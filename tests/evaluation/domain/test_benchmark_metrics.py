@@ -13,6 +13,7 @@ from evaluation.domain.benchmark_metrics import (
     accuracy_summary,
     answer_match,
     chrf_pp_corpus,
+    chrf_pp_corpus_by,
     chrf_pp_sentence,
     judge_score_normalised,
     macro_mean,
@@ -172,3 +173,18 @@ def test_mean_score_with_missing_as_zero_or_dropped():
     assert mean_score_by(rows)["mean"].item() == pytest.approx(1.4 / 3)
     assert macro_mean(zero, "mean") == pytest.approx(0.6)  # (0.2 + 1.0) / 2
     assert math.isnan(macro_mean(zero.iloc[0:0], "mean"))
+
+
+def test_corpus_chrf_per_group_pools_its_sentences_not_their_mean():
+    hyps = ["Saya pergi ke pasar.", "Terima kasih.", "Selamat pagi semua."]
+    refs = ["Saya pergi ke pasar.", "Terima kasih banyak.", "Selamat pagi."]
+    rows = chrf_pp_corpus_by(hyps, refs, ["sun", "jav", "jav"])
+    assert [(r["group"], r["n"]) for r in rows] == [("jav", 2), ("sun", 1)]
+    jav = rows[0]
+    assert jav["corpus_chrf_pp"] == pytest.approx(chrf_pp_corpus(hyps[1:], refs[1:]))
+    mean = (chrf_pp_sentence(hyps[1], refs[1]) + chrf_pp_sentence(hyps[2], refs[2])) / 2
+    assert jav["sentence_mean"] == pytest.approx(mean)
+    assert abs(jav["corpus_chrf_pp"] - jav["sentence_mean"]) > 0.1  # the two figures differ
+    assert rows[1]["corpus_chrf_pp"] == pytest.approx(100.0)
+    with pytest.raises(ValueError, match="3 hypotheses, 3 references, 2 groups"):
+        chrf_pp_corpus_by(hyps, refs, ["a", "b"])

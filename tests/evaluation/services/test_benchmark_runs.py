@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from evaluation.domain.benchmark_metrics import chrf_pp_sentence
+from evaluation.domain.benchmark_metrics import chrf_pp_corpus, chrf_pp_sentence
 from evaluation.models import BenchmarkResult, BenchmarkRun
 from evaluation.selectors import benchmark_tables
 from evaluation.services import RunConfigError, benchmark_run_start
@@ -98,6 +98,7 @@ def test_translation_is_scored_with_sentence_chrf_pp(server, django_capture_on_c
         task="translation",
         endpoint=make_endpoint(server, "translator"),
         dataset=make_translation_dataset(),
+        options={"direction": "from_source"},
     )
     results = {
         r.unit.external_id: r
@@ -113,6 +114,50 @@ def test_translation_is_scored_with_sentence_chrf_pp(server, django_capture_on_c
     tables = benchmark_tables(run=run)
     assert tables["overall"][0]["mean"] == pytest.approx((1.0 + expected) / 2)
     assert 0 < tables["corpus_chrf_pp"] <= 100
+
+
+def test_translation_goes_into_indonesian_by_default_with_corpus_chrf_pp_per_language(
+    server, django_capture_on_commit_callbacks
+):
+    # LoraxBench's direction: each unit's local-language text into Indonesian, scored against the source.
+    outputs = {"Kula tindak dhateng peken.": "Saya pergi ke pasar.", "Hatur nuhun pisan.": "Terima kasih."}
+
+    def translator(body):
+        text = re.search(r"\n\n(.*)\Z", last_user(body), re.DOTALL).group(1)
+        return Reply(body=completion_body(outputs[text]))
+
+    server.responder = translator
+    dataset = make_translation_dataset()
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="translation",
+        endpoint=make_endpoint(server, "translator"),
+        dataset=dataset,
+    )
+    assert run.config["direction"] == "to_source"
+    prompts = [last_user(r.body) for r in server.requests]
+    assert any("dari bahasa Javanese ke bahasa Indonesian." in p for p in prompts)
+    rows = {
+        r.unit.external_id: r
+        for r in BenchmarkResult.objects.filter(benchmark_run=run).select_related("unit")
+    }
+    assert (rows["u1"].language, rows["u1"].reference, rows["u1"].raw["direction"]) == (
+        "jav",
+        "Saya pergi ke pasar.",
+        "to_source",
+    )
+    assert rows["u2"].language == "sun"
+    tables = benchmark_tables(run=run)
+    by_language = {row["group"]: row for row in tables["corpus_chrf_pp_by_language"]}
+    sun = chrf_pp_corpus(["Terima kasih."], ["Terima kasih banyak."])
+    assert by_language["jav"]["corpus_chrf_pp"] == pytest.approx(100.0)
+    assert by_language["sun"]["corpus_chrf_pp"] == pytest.approx(sun)
+    assert by_language["sun"]["sentence_mean"] == pytest.approx(
+        chrf_pp_sentence("Terima kasih.", "Terima kasih banyak.")
+    )
+    assert tables["corpus_chrf_pp_language_mean"] == pytest.approx((100.0 + sun) / 2)
+    registers = [row["group"] for row in tables["corpus_chrf_pp_by_language_register"]]
+    assert registers == ["jav / krama", "sun"]
 
 
 def test_open_qa_by_substring_match(server, django_capture_on_commit_callbacks):

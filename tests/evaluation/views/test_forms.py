@@ -13,6 +13,7 @@ from tests.evaluation.services.builders import (
     make_endpoint,
     make_pair_dataset,
     make_prompt_dataset,
+    make_translation_dataset,
 )
 
 pytestmark = pytest.mark.django_db
@@ -295,6 +296,29 @@ def test_the_whole_word_rule_chosen_on_the_page(role_client, server, django_capt
     assert BenchmarkResult.objects.get(benchmark_run=run).correct is False
     page = client.get(f"/evaluation/runs/benchmark/{run.pk}/", HTTP_ACCEPT_LANGUAGE="id").content.decode()
     assert "whole_word" in page
+
+
+def test_a_translation_run_from_the_page_in_the_chosen_direction_with_its_language_table(
+    role_client, server, django_capture_on_commit_callbacks
+):
+    server.responder = lambda body: Reply(body=completion_body("Kula tindak dhateng peken."))
+    client = role_client("researcher")
+    post = _run_post(
+        "benchmark",
+        task="translation",
+        endpoint=make_endpoint(server, "mt").pk,
+        dataset=make_translation_dataset().pk,
+        direction="from_source",
+        judge_language="en",
+        prompt_language="id",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/evaluation/runs/new/", post)
+    run = BenchmarkRun.objects.get()
+    assert run.config["direction"] == "from_source"
+    assert "dari bahasa Indonesian ke bahasa Javanese (krama)" in last_user(server.requests[0].body)
+    page = client.get(f"/evaluation/runs/benchmark/{run.pk}/", HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert "chrF++ per bahasa" in page and "jav / krama" in page and "Rata-rata semua bahasa" in page
 
 
 def _bad_run_start(client, server, kind: str, fields: dict, message: str, **headers):
