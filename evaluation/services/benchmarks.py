@@ -34,6 +34,7 @@ from evaluation.domain.judge_parsing import parse_grade
 from evaluation.domain.judge_templates import FACTUAL, SCORE_RANGES, render_factual
 from evaluation.domain.sampling import SamplingParams, SamplingParamsError
 from evaluation.inference.base import ChatRequest
+from evaluation.inference.registry import backend_completes_text, backend_scores_options
 from evaluation.models import BenchmarkResult, BenchmarkRun, ModelEndpoint, RunChunk
 from evaluation.services.endpoints import endpoint_backend, endpoint_check_allowed, endpoint_sampling
 from evaluation.services.judging import judge_template_default, to_domain_template
@@ -206,6 +207,8 @@ def benchmark_run_start(
         judge_template = judge_template_default(kind=FACTUAL, language=judge_language)
         config["judge_sampling"] = endpoint_sampling(judge_endpoint, {}).replace(n=1).to_dict()
 
+    if task == BenchmarkRun.Task.MCQ:
+        _check_backend_mode(endpoint, mode)
     items: list[dict[str, Any]]
     if task == BenchmarkRun.Task.MCQ:
         variants = MCQ_PROMPT_VARIANTS[prompt_language]
@@ -264,6 +267,31 @@ def benchmark_run_start(
     chunks_create(run=run, endpoint=endpoint, items=items, chunk_size=chunk_size)
     run_launch(run=run, n_total=len(items))
     return run
+
+
+def _check_backend_mode(endpoint: ModelEndpoint, mode: str) -> None:
+    """Refuse, before anything is queued, a multiple-choice mode the endpoint's backend cannot run."""
+    if mode in (BenchmarkRun.Mode.LOGPROB, BenchmarkRun.Mode.CLOZE) and not backend_scores_options(
+        endpoint.backend
+    ):
+        raise RunConfigError(
+            gettext_noop(
+                "mode %(mode)s scores options by log-probability, which the %(backend)s backend of %(endpoint)s "
+                "cannot do; choose an endpoint on transformers, vllm or llamacpp, or the chat mode"
+            ),
+            mode=mode,
+            backend=endpoint.backend,
+            endpoint=endpoint.slug,
+        )
+    if mode == BenchmarkRun.Mode.COMPLETION and not backend_completes_text(endpoint.backend):
+        raise RunConfigError(
+            gettext_noop(
+                "mode completion needs plain text completion, which the %(backend)s backend of %(endpoint)s "
+                "cannot do; choose an endpoint on openai or llamacpp, or the chat mode"
+            ),
+            backend=endpoint.backend,
+            endpoint=endpoint.slug,
+        )
 
 
 def _rule_option(options: dict[str, Any], name: str, allowed: tuple[str, ...]) -> str:

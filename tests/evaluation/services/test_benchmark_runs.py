@@ -71,18 +71,16 @@ def test_mcq_k_shot_with_rule_extraction_and_accuracy_tables(server, django_capt
     assert by_category == {"budaya": 0.5, "geografi": 0.0}
 
 
-def test_mcq_by_log_probability_fails_clearly_on_a_backend_without_scores(
-    server, django_capture_on_commit_callbacks
-):
-    run = _start(
-        django_capture_on_commit_callbacks,
-        task="mcq",
-        endpoint=make_endpoint(server, "no-logprobs"),
-        dataset=make_question_dataset(),
-        options={"scoring": "logprob"},
-    )
-    assert run.status == "failed"
-    assert "cannot score options" in run.error
+def test_mcq_by_log_probability_is_refused_before_queueing_on_a_backend_without_scores(server):
+    with pytest.raises(RunConfigError, match="which the openai backend of no-logprobs cannot do"):
+        benchmark_run_start(
+            task="mcq",
+            endpoint=make_endpoint(server, "no-logprobs"),
+            dataset=make_question_dataset(),
+            options={"scoring": "logprob"},
+        )
+    assert not BenchmarkRun.objects.exists()
+    assert server.requests == []
 
 
 def test_translation_is_scored_with_sentence_chrf_pp(server, django_capture_on_commit_callbacks):

@@ -353,6 +353,11 @@ def _bad_run_start(client, server, kind: str, fields: dict, message: str, **head
         ("judge", {"judge_kind": "pairwise", "order_mode": "both"}, "give either a dataset or an annotation"),
         ("benchmark", {"task": "open_qa", "scoring": "judge"}, "needs a judge endpoint"),
         ("benchmark", {"task": "mcq", "scoring": "chrf"}, "scoring for mcq must be one of extract, logprob"),
+        (
+            "benchmark",
+            {"task": "mcq", "mode": "cloze"},
+            "mode cloze scores options by log-probability, which the openai backend of model-one cannot do",
+        ),
     ],
 )
 def test_a_bad_option_shows_an_error_and_starts_nothing(role_client, server, kind, fields, message):
@@ -390,6 +395,11 @@ def test_a_bad_option_shows_an_error_and_starts_nothing(role_client, server, kin
             "mode 'cloze' untuk pilihan ganda; run translation memakai chat",
         ),
         ("benchmark", {"task": "open_qa", "back_translate": "on"}, "terjemahan balik (back_translate) hanya"),
+        (
+            "benchmark",
+            {"task": "mcq", "mode": "logprob"},
+            "yang tidak bisa dilakukan backend openai milik model-one",
+        ),
     ],
 )
 def test_a_bad_option_is_named_in_indonesian_on_the_indonesian_page(
