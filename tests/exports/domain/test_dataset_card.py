@@ -113,7 +113,8 @@ def test_missing_figures_are_written_as_not_computed():
     card = CardInput(pretty_name="x", license="cc-by-4.0", languages=["ind"], split_rows={"train": 3})
     header, body = header_of(render_dataset_card(card))
     assert "Krippendorff's alpha: not computed." in body
-    assert "Rubric version: not computed" in body
+    # No rubric and no guidelines: neither section, no version line, and nothing promises them.
+    assert "Rubric" not in body and "guidelines" not in body
     assert "LLM judges" not in body
     assert header["multilinguality"] == "monolingual"
 
