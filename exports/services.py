@@ -30,6 +30,7 @@ import pandas as pd
 import pyarrow as pa
 from django.conf import settings
 from django.db import transaction
+from django.utils import translation
 from django.utils.text import slugify
 from django.utils.translation import gettext_noop
 from huggingface_hub import HfApi, get_token
@@ -982,6 +983,12 @@ LAYOUT_TEXT = {
 }
 
 
+def _kind_name(project: Project) -> str:
+    """The project's kind as the (English) cards name it, whatever language is active in the worker."""
+    with translation.override("en"):
+        return str(project.get_kind_display()).lower()
+
+
 def _card_input(
     project: Project,
     options: ExportOptions,
@@ -1001,7 +1008,7 @@ def _card_input(
     summary = " ".join(
         part
         for part in (
-            f'Preference pairs from the {project.get_kind_display().lower()} project "{project.name}" '
+            f'Preference pairs from the {_kind_name(project)} project "{project.name}" '
             f'over the dataset "{project.dataset.name}", exported by Timbang.',
             project.description.strip(),
             LAYOUT_TEXT[options.kind],
@@ -1089,7 +1096,7 @@ def _raw_card(project: Project, options: ExportOptions, name: str, rows: int) ->
     lines = [
         f"# {options.pretty_name}",
         "",
-        f'Raw annotations of the {project.get_kind_display().lower()} project "{project.name}", one row per '
+        f'Raw annotations of the {_kind_name(project)} project "{project.name}", one row per '
         f"value in long format ({rows:,} rows): the current answer of every submitted task, gold items "
         "flagged. Annotators appear under pseudonyms only.",
         "",
@@ -1280,6 +1287,10 @@ def _simulated_tags(work: Mapping[str, Mapping[str, int]]) -> list[str]:
     return ["simulated-annotators"] if any(c["simulated_rows"] for c in work.values()) else []
 
 
+def _were(n: int) -> str:
+    return f"{n:,} was" if n == 1 else f"{n:,} were"
+
+
 UNRECORDED_NOTE = (
     "*Person not recorded*: imported with a name only (or by no one named), or done by an account since "
     "deleted."
@@ -1330,7 +1341,7 @@ def _parallel_corpus_card(project: Project, options: ExportOptions, summary: Map
     lines = [
         f"# {options.pretty_name}",
         "",
-        f'The final parallel corpus of the {project.get_kind_display().lower()} project "{project.name}" over '
+        f'The final parallel corpus of the {_kind_name(project)} project "{project.name}" over '
         f'the dataset "{project.dataset.name}", exported by Timbang: {summary["rows"]:,} source texts with '
         "their accepted translation. A reviewer checked each translation written in Timbang and accepted it "
         "as it was or corrected it; a rejected translation went back to its translator with the reviewer's "
@@ -1348,8 +1359,8 @@ def _parallel_corpus_card(project: Project, options: ExportOptions, summary: Map
         ),
         *(
             [
-                f"{unreviewed:,} of the {summary['rows']:,} units were imported as already accepted and were "
-                "not reviewed in Timbang.",
+                f"Of the {summary['rows']:,} units, {_were(unreviewed)} imported as already accepted and not "
+                "reviewed in Timbang.",
                 "",
             ]
             if unreviewed
@@ -1435,7 +1446,7 @@ def _question_set_card(project: Project, options: ExportOptions, summary: Mappin
     lines = [
         f"# {options.pretty_name}",
         "",
-        f'The final question set of the {project.get_kind_display().lower()} project "{project.name}" over '
+        f'The final question set of the {_kind_name(project)} project "{project.name}" over '
         f'the dataset "{project.dataset.name}", exported by Timbang: {summary["rows"]:,} multiple-choice '
         "questions (five options, one key). Questions written in Timbang were checked by a reviewer who "
         "accepted them or returned them to their author; accepted questions were answered by annotators who "
@@ -1452,8 +1463,8 @@ def _question_set_card(project: Project, options: ExportOptions, summary: Mappin
         ),
         *(
             [
-                f"{unreviewed:,} of the {summary['rows']:,} questions were imported as already accepted and "
-                "were not reviewed in Timbang.",
+                f"Of the {summary['rows']:,} questions, {_were(unreviewed)} imported as already accepted and "
+                "not reviewed in Timbang.",
                 "",
             ]
             if unreviewed

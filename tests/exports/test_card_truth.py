@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+from django.utils import translation
 from huggingface_hub import DatasetCard
 
 from analytics.domain import judge_agreement as ja
@@ -346,12 +347,13 @@ def test_a_parallel_corpus_card_says_who_reviewed(
     )
     assert record.kind == "parallel-corpus"
     assert "written by a native speaker" not in card
+    assert 'corpus of the translation review project "Periksa terjemahan"' in card
     # u00, u01, u04 translated by one person; u03 imported (a name only, never reviewed in Timbang). The
     # simulated reviewer gave every verdict: accept u00, reject then accept u01, fix u04.
     assert "| translations (units) | 4 | 3 (1 person) | 0 | 1 |" in card
     assert "| review verdicts (every round) | 4 | 0 | 4 (1 simulated annotator) | 0 |" in card
     assert "| accepting verdicts (units) | 3 | 0 | 3 (1 simulated annotator) | 0 |" in card
-    assert "1 of the 4 units were imported as already accepted and were not reviewed in Timbang." in card
+    assert "Of the 4 units, 1 was imported as already accepted and not reviewed in Timbang." in card
     assert "A simulated annotator is a program standing in for a person" in card
     tags = DatasetCard.load(folder / "README.md").data.tags
     assert "human-reviewed" not in tags and "simulated-annotators" in tags
@@ -375,7 +377,12 @@ def test_a_parallel_corpus_card_says_who_reviewed(
 def test_a_people_reviewed_corpus_keeps_its_tag_and_names_no_simulation(
     corpus_project, tmp_path, settings, django_capture_on_commit_callbacks
 ):
-    _, folder, card = export(corpus_project, tmp_path, settings, django_capture_on_commit_callbacks, kind="")
+    # A worker with Indonesian active still writes the English card in English.
+    with translation.override("id"):
+        _, folder, card = export(
+            corpus_project, tmp_path, settings, django_capture_on_commit_callbacks, kind=""
+        )
+    assert 'corpus of the translation review project "Periksa terjemahan"' in card
     assert "| accepting verdicts (units) | 3 | 3 (1 person) | 0 | 0 |" in card
     assert "| review verdicts (every round) | 4 | 4 (1 person) | 0 | 0 |" in card
     assert "A simulated annotator is" not in card
@@ -391,6 +398,6 @@ def test_a_question_set_card_says_who_answered(
     # q0 and q2 are in the set, answered by all three; q1 is over the ambiguity limit.
     assert "| answers (`n_answers`) | 6 | 4 (2 people) | 2 (1 simulated annotator) | 0 |" in card
     assert "| questions written | 2 | 2 (1 person) | 0 | 0 |" in card
-    assert "2 of the 2 questions were imported as already accepted and were not reviewed in Timbang." in card
+    assert "Of the 2 questions, 2 were imported as already accepted and not reviewed in Timbang." in card
     assert "Answers by simulated annotators count in `n_answers`, `accuracy` and `n_ambiguous`" in card
     assert "simulated-annotators" in DatasetCard.load(folder / "README.md").data.tags
