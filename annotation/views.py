@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils.translation import get_language, gettext_lazy, gettext_noop
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.permissions import role_required
 from accounts.refusals import shown
@@ -278,15 +279,29 @@ def project_start(request: HttpRequest, project_id: int) -> HttpResponse:
     context = {
         "project": project,
         "done": selectors.done_count(project_id=project.pk, user_id=request.user.pk),
+        "sent_back": selectors.sent_back_count(project_id=project.pk, user_id=request.user.pk),
         "instructions": project.instructions_id if _lang() == "id" else project.instructions_en,
     }
     return render(request, "annotation/start.html", context)
 
 
+# A task opened from "My work" (``?from=mine``) goes back there once submitted, instead of to the next task.
+FROM_MY_WORK = "mine"
+
+
 @role_required(ANNOTATOR)
 def task_page(request: HttpRequest, token: str) -> HttpResponse:
     assignment = _own(token, request)
-    return render(request, "annotation/task.html", _task_context(assignment))
+    context = _task_context(assignment)
+    context["from_my_work"] = request.GET.get("from") == FROM_MY_WORK
+    return render(request, "annotation/task.html", context)
+
+
+def _back_to_my_work(request: HttpRequest, project: Project) -> HttpResponse:
+    """After a change saved from "My work": that list again, saying so (a full page load under htmx)."""
+    messages.success(request, _("Your change was saved."))
+    url = reverse("annotation:my_work", args=[project.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 @role_required(ANNOTATOR)
@@ -295,13 +310,18 @@ def task_submit(request: HttpRequest, token: str) -> HttpResponse:
     assignment = _own(token, request)
     project = assignment.project
     payload, seconds = _payload_from_form(project.kind, project.best_pick, request.POST)
+    from_my_work = request.POST.get("from") == FROM_MY_WORK
     try:
+        if from_my_work:
+            services.assignment_submit(token=token, user=request.user, payload=payload, seconds=seconds)
+            return _back_to_my_work(request, project)
         # The answer and the claim of the next task in one transaction: the loop is one request.
         result = services.assignment_submit_next(
             token=token, user=request.user, payload=payload, seconds=seconds
         )
     except services.SubmissionInvalid as exc:
         context = _task_context(assignment, errors=exc.errors, posted=payload)
+        context["from_my_work"] = from_my_work
         template = "annotation/task.html#task" if request.htmx else "annotation/task.html"
         return render(request, template, context)
     except services.AnnotationError as exc:
@@ -747,7 +767,7 @@ def my_work_edit(request: HttpRequest, token: str) -> HttpResponse:
     except services.AnnotationError as exc:
         messages.error(request, shown(exc))
         return redirect("annotation:my_work", project_id=assignment.project_id)
-    return redirect("annotation:task", token=token)
+    return redirect(f"{reverse('annotation:task', args=[token])}?{urlencode({'from': FROM_MY_WORK})}")
 
 
 # --- translation and question jobs (project managers, reviewers) -----------------------------------------
