@@ -4,7 +4,6 @@ import json
 from collections.abc import Sequence
 
 from django.db import connection
-
 from django.db.models import Q
 
 from annotation.models import Assignment
