@@ -231,3 +231,16 @@ def test_filter_reads_back_what_it_was_given():
     query = {"project": "3", "annotator": "7", "status": "accepted", "from": "2026-01-02", "sort": "newest"}
     filters = selectors.ReviewFilter.from_query(query)
     assert filters.as_query() == query
+
+
+def test_an_edit_submitted_in_the_loop_counts_once(make_project):
+    project = make_project(n_prompts=3, n_models=2, per_group=1, overlap=1)
+    user = project.annotators[0]
+    first = services.assignment_claim(project=project, user=user)
+    services.assignment_submit(token=first.token, user=user, payload=likert_payload(2, value=3))
+    services.assignment_edit_open(token=first.token, user=user)
+    assert selectors.done_count(project_id=project.pk, user_id=user.pk) == 1
+    # The claim state read beside the submit (one statement on PostgreSQL) must not count the edit twice.
+    result = services.assignment_submit_next(token=first.token, user=user, payload=likert_payload(2, value=4))
+    assert result.next is not None and result.next.progress_done == 1
+    assert selectors.done_count(project_id=project.pk, user_id=user.pk) == 1
