@@ -599,7 +599,12 @@ def judges_section(
     section = _judges_section(frame, judgments, tie_threshold=tie_threshold)
     feeding = set(judgments["run"]) if len(judgments) else set()
     partial = [
-        {"judge": f"{run['judge']} (run {run['run']})", "n_done": run["n_done"], "n_total": run["n_total"]}
+        {
+            "judge": f"{run['judge']} (run {run['run']})",
+            "status": run["status"],
+            "n_done": run["n_done"],
+            "n_total": run["n_total"],
+        }
         for run in unfinished or []
         if run["run"] in feeding
     ]

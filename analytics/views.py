@@ -182,16 +182,21 @@ def panels(report: dict[str, Any], project_id: int, level: str) -> list[dict[str
                 "title": _(services.SECTIONS[name]),
                 "note": _(section["note"]) if section.get("note") else None,
                 "summary": [(heading(k), _cell(v)) for k, v in summary.items()] if summary else [],
-                "partial": [
-                    _("%(judge)s: partial: %(done)s of %(total)s items")
-                    % {"judge": run["judge"], "done": run["n_done"], "total": run["n_total"]}
-                    for run in section.get("partial", [])
-                ],
+                "partial": [_unfinished_line(run) for run in section.get("partial", [])],
                 "tables": tables,
                 "chart": name if name in CHARTS and section["tables"].get(CHARTS[name]) else None,
             }
         )
     return out
+
+
+def _unfinished_line(run: dict[str, Any]) -> str:
+    """A judge run feeding the leaderboard before it succeeded: a cancelled run says it was cancelled (it
+    will not finish), a working or failed one that it is partial."""
+    values = {"judge": run["judge"], "done": run["n_done"], "total": run["n_total"]}
+    if run.get("status") == "cancelled":
+        return _("%(judge)s: cancelled: %(done)s of %(total)s done") % values
+    return _("%(judge)s: partial: %(done)s of %(total)s items") % values
 
 
 def chart_data(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -523,6 +523,16 @@ class QualificationForm(forms.Form):
         self.fields["pass_mark"].initial = settings.get("qualification_pass", 0.8)
 
 
+class GoldRateForm(forms.Form):
+    """The share of gold items in each annotator's stream; a change applies to the claims that follow."""
+
+    gold_rate = forms.FloatField(min_value=0, max_value=1, label=_("Gold rate (share of tasks, 0-1)"))
+
+    def __init__(self, *args, project: Project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["gold_rate"].initial = project.gold_rate
+
+
 GOLD_VOTES = (
     ("A", _("A is better")),
     ("B", _("B is better")),

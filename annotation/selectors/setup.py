@@ -10,15 +10,22 @@ from itertools import zip_longest
 from statistics import mean
 from typing import Any
 
-from django.db.models import Count, Max
+from django.db.models import Count, Exists, Max, OuterRef, QuerySet
 
 from annotation.domain.blinding import shown_labels
-from annotation.models import Project, Rubric, Task
+from annotation.models import Assignment, Project, Rubric, Task
 from annotation.selectors.base import response_turns
 from annotation.selectors.core import CriterionView, ShownResponse, rubrics_for
 from datasets_app.models import Dataset
 
-__all__ = ["DatasetSummary", "dataset_summary", "gold_task_view", "preview_criteria", "task_preview"]
+__all__ = [
+    "DatasetSummary",
+    "dataset_summary",
+    "gold_task_list",
+    "gold_task_view",
+    "preview_criteria",
+    "task_preview",
+]
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,13 @@ def task_preview(
         "category": prompt.category,
         "language": prompt.language,
     }
+
+
+def gold_task_list(*, project: Project) -> QuerySet[Task]:
+    """The project's tasks in order, each with ``taken``: whether anybody was given it (such a task can no
+    longer become gold)."""
+    given = Assignment.objects.filter(task_id=OuterRef("pk"))
+    return project.tasks.select_related("prompt").annotate(taken=Exists(given)).order_by("pk")
 
 
 def gold_task_view(*, task: Task) -> dict[str, Any]:

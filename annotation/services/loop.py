@@ -502,15 +502,20 @@ def mark_submitted(
     )
 
 
-def reopen(assignment: Assignment, *, now: datetime) -> None:
+def reopen(assignment: Assignment, *, now: datetime, by_annotator: bool = False) -> None:
     """Send a submitted assignment back to its annotator as a new round, holding the group's place for
-    them (a reviewer's rejection, or a revised translation coming back to its reviewer)."""
+    them (a reviewer's rejection, or a revised translation coming back to its reviewer).
+
+    ``by_annotator``: the annotator reopened their own answer to change it (My work). It keeps the time of
+    its last submission, which is what tells an edit from work sent back: an edit still counts as done in
+    the annotator's progress (``annotation.selectors.base.done_count``), work sent back does not."""
     if assignment.status != Assignment.Status.SUBMITTED:
         raise AnnotationError(gettext_noop("Only submitted work can be sent back."))
     assignment.status = Assignment.Status.ASSIGNED
     assignment.round += 1
     assignment.started_at = now
-    assignment.submitted_at = None
+    if not by_annotator:
+        assignment.submitted_at = None
     assignment.lease_expires_at = now + max(REVIEW_LEASE, timedelta(minutes=assignment.project.lease_minutes))
     assignment.save(update_fields=["status", "round", "started_at", "submitted_at", "lease_expires_at"])
     if assignment.slot_id is not None:

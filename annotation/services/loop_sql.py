@@ -211,7 +211,8 @@ class ClaimState:
 
 def _claim_state_select(*, besides: bool) -> str:
     """The claim state's ``SELECT``. Its parameters: ``now``, the project and the user; with ``besides``,
-    an assignment id to leave out of the held and the expired leases before ``now`` and again after it."""
+    an assignment id to leave out of the held and the expired leases before ``now`` and twice after it
+    (the second time out of the reopened work counted as done)."""
     membership_row = _row(Membership, "membership", _MEMBERSHIP_FIELDS)
     project_row = _row(Project, "project")
     assignments = _table(Assignment)
@@ -229,7 +230,11 @@ def _claim_state_select(*, besides: bool) -> str:
         f" EXISTS (SELECT 1 FROM {assignments} a WHERE a.project_id = m.project_id AND a.status = {assigned}"
         f"   AND a.lease_expires_at < %s{other}),"
         f" (SELECT COUNT(*) FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
-        f"   AND a.status = {submitted} AND NOT a.is_gold),"
+        f"   AND a.status = {submitted} AND NOT a.is_gold)"
+        # Submitted work reopened by its annotator to change it still counts (``done_count``).
+        f" + (SELECT COUNT(*) FROM {assignments} a WHERE a.project_id = m.project_id"
+        f"   AND a.annotator_id = m.user_id AND a.status = {assigned} AND a.submitted_at IS NOT NULL"
+        f"   AND NOT a.is_gold{other}),"
         f" (SELECT a.id FROM {assignments} a JOIN {_table(TaskSlot)} ts ON ts.id = a.slot_id"
         f"   WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id AND a.status = {expired}"
         f"   AND ts.group_id = m.group_id AND ts.open_count > 0 ORDER BY a.id LIMIT 1)"
@@ -521,7 +526,9 @@ def submitted_mark(
             project_id, user_id, at = _ahead.key
             # The statement's snapshot is from before its own writes: the submitted assignment still
             # counts as held there, so it is left out of the leases and added to the caller's progress.
-            cursor.execute(sql, [*params, assignment.pk, at, assignment.pk, project_id, user_id])
+            cursor.execute(
+                sql, [*params, assignment.pk, at, assignment.pk, assignment.pk, project_id, user_id]
+            )
             row = cursor.fetchone()
             _ahead.state = _claim_state_built(row, done_besides=0 if assignment.is_gold else 1)
             _ahead.read = True

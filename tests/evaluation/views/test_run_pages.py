@@ -91,3 +91,26 @@ def test_a_finished_benchmark_run_shows_its_breakdowns_by_each_dimension(
     assert re.findall(r"<tr><td>(.*?)</td>", tables["category"]) == ["analysis", "math"]
     assert re.findall(r"<tr><td>(.*?)</td>", tables["language"]) == ["ind"]
     assert "1.000" in tables["category"] and "0.500" in tables["language"]
+
+
+def test_turns_on_the_run_page_count_from_one(role_client, server, django_capture_on_commit_callbacks):
+    from evaluation.models import PairVerdict
+
+    server.responder = fair_judge
+    client = role_client("project_manager")
+    with django_capture_on_commit_callbacks(execute=True):
+        run = judge_run_start(
+            judge_kind="pairwise",
+            endpoint=make_endpoint(server, "judge"),
+            dataset=make_pair_dataset(n_prompts=2),
+        )
+    first, second = PairVerdict.objects.filter(judge_run=run).order_by("pk")
+    PairVerdict.objects.filter(pk=first.pk).update(turn=0)
+    PairVerdict.objects.filter(pk=second.pk).update(turn=1)
+    page = client.get(f"/evaluation/runs/judge/{run.pk}/").content.decode()
+    turns = re.findall(r'<td data-testid="turn">([^<]*)</td>', page)
+    assert sorted(turns) == ["1", "2"]  # stored 0 and 1
+    assert list(PairVerdict.objects.filter(judge_run=run).order_by("pk").values_list("turn", flat=True)) == [
+        0,
+        1,
+    ]
