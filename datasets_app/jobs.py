@@ -113,28 +113,23 @@ def heartbeat_interval() -> float:
     return float(getattr(settings, "JOB_HEARTBEAT_INTERVAL_S", 15))
 
 
-def _heartbeat_key(kind: JobKind, job_id: int, task_id: str) -> str:
-    return f"jobs:heartbeat:{kind.model._meta.label_lower}:{job_id}:{task_id}"
-
-
-def job_heartbeat_touch(*, kind: JobKind, job: Any, now: datetime | None = None) -> None:
-    """Record that the attempt ``job.task_id`` of the job is alive at ``now``."""
-    key = _heartbeat_key(kind, job.pk, job.task_id)
+def heartbeat_touch(*, key: str, now: datetime | None = None) -> None:
+    """Record that the attempt beating the heartbeat ``key`` is alive at ``now``."""
     cache.set(key, now or timezone.now(), HEARTBEAT_TTL_SECONDS)
-    job._heartbeat_sent = time.monotonic()
 
 
-def job_heartbeat_at(*, kind: JobKind, job: Any) -> datetime | None:
-    """When the attempt ``job.task_id`` of the job last beat its heartbeat; None when it has none."""
-    return cache.get(_heartbeat_key(kind, job.pk, job.task_id))
+def heartbeat_at(*, key: str) -> datetime | None:
+    """When the heartbeat ``key`` was last beaten; None when it never was, or the cache lost it."""
+    return cache.get(key)
 
 
 @contextmanager
-def job_heartbeat(*, kind: JobKind, job: Any) -> Iterator[None]:
-    """Beat the taken job's heartbeat every ``JOB_HEARTBEAT_INTERVAL_S`` while the block runs.
+def heartbeating(*, key: str) -> Iterator[None]:
+    """Beat the heartbeat ``key`` now and every ``JOB_HEARTBEAT_INTERVAL_S`` while the block runs.
 
-    A thread of its own beats it, so a long step (a Hub download, a parquet write) between two progress
-    steps does not pass for a stopped worker; the thread ends with the block, and with the process.
+    A thread of its own beats it, so a long step (a Hub download, a parquet write, a model call) between
+    two progress steps does not pass for a stopped worker; the thread ends with the block, and with the
+    process.
     """
     interval = heartbeat_interval()
     stop = threading.Event()
@@ -142,12 +137,12 @@ def job_heartbeat(*, kind: JobKind, job: Any) -> Iterator[None]:
     def beat() -> None:
         while not stop.wait(interval):
             try:
-                job_heartbeat_touch(kind=kind, job=job)
-            except Exception:  # noqa: BLE001 - a missed beat is retried; the job itself goes on
-                logger.warning("%s %s: heartbeat not recorded", kind.noun, job.pk, exc_info=True)
+                heartbeat_touch(key=key)
+            except Exception:  # noqa: BLE001 - a missed beat is retried; the work itself goes on
+                logger.warning("heartbeat %s not recorded", key, exc_info=True)
 
-    job_heartbeat_touch(kind=kind, job=job)
-    thread = threading.Thread(target=beat, name=f"heartbeat-{kind.noun}-{job.pk}", daemon=True)
+    heartbeat_touch(key=key)
+    thread = threading.Thread(target=beat, name=f"heartbeat {key}", daemon=True)
     thread.start()
     try:
         yield
@@ -156,25 +151,61 @@ def job_heartbeat(*, kind: JobKind, job: Any) -> Iterator[None]:
         thread.join(timeout=5)
 
 
+def heartbeat_stopped_at(
+    *, key: str, started_at: datetime | None, now: datetime, timeout: timedelta, limit: timedelta
+) -> datetime | None:
+    """When the attempt that began at ``started_at`` and beats ``key`` was last heard from, if its worker
+    stopped (``rules.worker_stopped``); None while it may still run.
+
+    An attempt without a heartbeat (its cache entry was lost) gets one from now on, so it counts as
+    stopped only once that one is older than ``timeout`` too (or the attempt outlived ``limit``).
+    """
+    if started_at is None:
+        return None
+    beat = heartbeat_at(key=key)
+    if beat is None:
+        cache.add(key, now, HEARTBEAT_TTL_SECONDS)
+    if not rules.worker_stopped(
+        started_at=started_at, heartbeat_at=beat, now=now, timeout=timeout, limit=limit
+    ):
+        return None
+    return max(beat, started_at) if beat is not None else started_at
+
+
+def _heartbeat_key(kind: JobKind, job: Any) -> str:
+    return f"jobs:heartbeat:{kind.model._meta.label_lower}:{job.pk}:{job.task_id}"
+
+
+def job_heartbeat_touch(*, kind: JobKind, job: Any, now: datetime | None = None) -> None:
+    """Record that the attempt ``job.task_id`` of the job is alive at ``now``."""
+    heartbeat_touch(key=_heartbeat_key(kind, job), now=now)
+    job._heartbeat_sent = time.monotonic()
+
+
+def job_heartbeat_at(*, kind: JobKind, job: Any) -> datetime | None:
+    """When the attempt ``job.task_id`` of the job last beat its heartbeat; None when it has none."""
+    return heartbeat_at(key=_heartbeat_key(kind, job))
+
+
+@contextmanager
+def job_heartbeat(*, kind: JobKind, job: Any) -> Iterator[None]:
+    """Beat the taken job's heartbeat while the block runs (:func:`heartbeating`)."""
+    with heartbeating(key=_heartbeat_key(kind, job)):
+        job._heartbeat_sent = time.monotonic()
+        yield
+
+
 def _worker_stopped_at(
     kind: JobKind, job: Any, *, now: datetime, timeout: timedelta, margin: timedelta = TIME_LIMIT_MARGIN
 ) -> datetime | None:
-    """When the worker running the job was last heard from, if it stopped; None while it may still run.
-
-    An attempt without a heartbeat (its cache entry was lost) gets one from now on, so it counts as
-    stopped only once that one is older than ``timeout`` too.
-    """
-    if job.started_at is None:
-        return None
-    beat = job_heartbeat_at(kind=kind, job=job)
-    if beat is None:
-        cache.add(_heartbeat_key(kind, job.pk, job.task_id), now, HEARTBEAT_TTL_SECONDS)
-    stopped = rules.worker_stopped(
-        started_at=job.started_at, heartbeat_at=beat, now=now, timeout=timeout, limit=kind.time_limit + margin
+    """When the worker running the job was last heard from, if it stopped; None while it may still run."""
+    return heartbeat_stopped_at(
+        key=_heartbeat_key(kind, job),
+        started_at=job.started_at,
+        now=now,
+        timeout=timeout,
+        limit=kind.time_limit + margin,
     )
-    if not stopped:
-        return None
-    return max(beat, job.started_at) if beat is not None else job.started_at
 
 
 def job_send(*, kind: JobKind, job_id: int, task_id: str) -> None:
