@@ -157,19 +157,23 @@ def heartbeat_stopped_at(
     """When the attempt that began at ``started_at`` and beats ``key`` was last heard from, if its worker
     stopped (``rules.worker_stopped``); None while it may still run.
 
-    An attempt without a heartbeat (its cache entry was lost) gets one from now on, so it counts as
-    stopped only once that one is older than ``timeout`` too (or the attempt outlived ``limit``).
+    An attempt without a heartbeat (never beaten, or lost with the cache) is timed from when a check first
+    missed it, so a cache that lost its entries does not pass every running attempt for a stopped one;
+    its worker was last heard from when the attempt began.
     """
     if started_at is None:
         return None
     beat = heartbeat_at(key=key)
     if beat is None:
-        cache.add(key, now, HEARTBEAT_TTL_SECONDS)
-    if not rules.worker_stopped(
+        missed = cache.get_or_set(f"{key}:missed", now, HEARTBEAT_TTL_SECONDS)
+        stopped = rules.worker_stopped(
+            started_at=started_at, heartbeat_at=missed, now=now, timeout=timeout, limit=limit
+        )
+        return started_at if stopped else None
+    stopped = rules.worker_stopped(
         started_at=started_at, heartbeat_at=beat, now=now, timeout=timeout, limit=limit
-    ):
-        return None
-    return max(beat, started_at) if beat is not None else started_at
+    )
+    return max(beat, started_at) if stopped else None
 
 
 def _heartbeat_key(kind: JobKind, job: Any) -> str:

@@ -53,8 +53,7 @@ def worker_stopped(
     limit: timedelta,
 ) -> bool:
     """Whether a running attempt has no live task: its last heartbeat is older than ``timeout``, or the
-    attempt outlived its task's hard time limit ``limit``. An attempt without a heartbeat yet (just taken,
-    or its heartbeat was lost with the cache) is judged by the time limit alone."""
+    attempt outlived its task's hard time limit ``limit``. Without a heartbeat only the time limit tells."""
     if is_stale(started_at=started_at, now=now, limit=limit):
         return True
     return heartbeat_at is not None and now - heartbeat_at > timeout
