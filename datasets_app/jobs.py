@@ -118,6 +118,14 @@ def heartbeat_touch(*, key: str, now: datetime | None = None) -> None:
     cache.set(key, now or timezone.now(), HEARTBEAT_TTL_SECONDS)
 
 
+def _beat(key: str, now: datetime | None = None) -> None:
+    """Beat a running attempt's heartbeat; a cache that cannot be reached costs a beat, not the work."""
+    try:
+        heartbeat_touch(key=key, now=now)
+    except Exception:  # noqa: BLE001 - the next beat tries again; the sweep waits a timeout for it
+        logger.warning("heartbeat %s not recorded", key, exc_info=True)
+
+
 def heartbeat_at(*, key: str) -> datetime | None:
     """When the heartbeat ``key`` was last beaten; None when it never was, or the cache lost it."""
     return cache.get(key)
@@ -136,12 +144,9 @@ def heartbeating(*, key: str) -> Iterator[None]:
 
     def beat() -> None:
         while not stop.wait(interval):
-            try:
-                heartbeat_touch(key=key)
-            except Exception:  # noqa: BLE001 - a missed beat is retried; the work itself goes on
-                logger.warning("heartbeat %s not recorded", key, exc_info=True)
+            _beat(key)
 
-    heartbeat_touch(key=key)
+    _beat(key)
     thread = threading.Thread(target=beat, name=f"heartbeat {key}", daemon=True)
     thread.start()
     try:
@@ -182,7 +187,7 @@ def _heartbeat_key(kind: JobKind, job: Any) -> str:
 
 def job_heartbeat_touch(*, kind: JobKind, job: Any, now: datetime | None = None) -> None:
     """Record that the attempt ``job.task_id`` of the job is alive at ``now``."""
-    heartbeat_touch(key=_heartbeat_key(kind, job), now=now)
+    _beat(_heartbeat_key(kind, job), now)
     job._heartbeat_sent = time.monotonic()
 
 

@@ -7,6 +7,7 @@ import zipfile
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
@@ -17,6 +18,12 @@ from exports.services import EXPORT_JOB, ExportOptions, export_cancel, export_cr
 from exports.tasks import export_run_task
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_heartbeats_of_other_tests():
+    """Heartbeats live in the cache, which outlives each test's database."""
+    cache.clear()
 
 
 @pytest.fixture

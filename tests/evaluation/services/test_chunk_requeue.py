@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
@@ -17,6 +18,13 @@ from evaluation.tasks import generation_chunk
 from tests.evaluation.services.builders import make_endpoint, make_prompt_dataset
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_heartbeats_of_other_tests():
+    """Heartbeats live in the cache, which outlives each test's database."""
+    cache.clear()
+
 
 RUNNING_LIMIT = timedelta(minutes=26)
 LOST_AFTER = timedelta(minutes=10)
