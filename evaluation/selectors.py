@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from itertools import combinations
 from typing import Any
 
@@ -262,6 +264,33 @@ def run_chunk_errors(*, run, limit: int = 20) -> list[dict[str, str]]:
         if len(errors) >= limit:
             break
     return errors[:limit]
+
+
+@dataclass(frozen=True)
+class ChunkRecovery:
+    """A chunk of a run whose worker stopped under it, sent again."""
+
+    index: int
+    stopped_at: datetime
+    attempt: int
+
+
+def run_chunk_recoveries(*, run) -> list[ChunkRecovery]:
+    """The run's chunks whose worker the sweep found stopped, with the attempt that ran (or will run) next."""
+    rows = (
+        RunChunk.objects.filter(run_kind=run.kind, run_id=run.pk, worker_stopped_at__isnull=False)
+        .order_by("index")
+        .values_list("index", "worker_stopped_at", "started_at", "attempts")
+    )
+    return [
+        # Not begun again since its worker stopped: the next attempt is still to come.
+        ChunkRecovery(
+            index=index + 1,
+            stopped_at=stopped_at,
+            attempt=attempts + (started_at is None or started_at <= stopped_at),
+        )
+        for index, stopped_at, started_at, attempts in rows
+    ]
 
 
 def judge_items_done(*, run: JudgeRun) -> int:

@@ -109,7 +109,12 @@ def run_list(request):
 def run_detail(request, kind: str, run_id: int):
     """The run page; htmx polls it for the ``progress`` fragment while the run is active."""
     run = selectors.run_live_progress(_run_or_404(kind, run_id))
-    context = {"run": run, "kind": kind, "errors": selectors.run_chunk_errors(run=run)}
+    context = {
+        "run": run,
+        "kind": kind,
+        "errors": selectors.run_chunk_errors(run=run),
+        "recoveries": selectors.run_chunk_recoveries(run=run),
+    }
     if request.htmx and request.GET.get("fragment") == "progress":
         return render(request, "evaluation/run.html#progress", context)
     if kind == "judge":

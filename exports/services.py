@@ -44,6 +44,7 @@ from datasets_app.jobs import (
     job_cancel,
     job_check,
     job_finish,
+    job_heartbeat,
     job_retry,
     job_send,
     job_take,
@@ -784,7 +785,8 @@ def export_run(*, export: Export, task_id: str | None = None) -> Export:
     export = taken.job
     Export.objects.filter(pk=export.pk).update(progress=1, stage="starting", error="")
     try:
-        _export_write(export)
+        with job_heartbeat(kind=EXPORT_JOB, job=export):
+            _export_write(export)
     except JobCancelled:
         job_finish(kind=EXPORT_JOB, job=export, status=Export.Status.CANCELLED)
     except Exception as exc:  # the row must say what went wrong, whatever it was
