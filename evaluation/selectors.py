@@ -313,6 +313,18 @@ def judgment_list(*, run: JudgeRun) -> QuerySet[Judgment]:
     return Judgment.objects.filter(judge_run=run).select_related("response_a", "response_b").order_by("id")
 
 
+UNPARSED_SHOWN = 50
+
+
+def judgments_unparsed(*, run: JudgeRun, limit: int = UNPARSED_SHOWN) -> list[Judgment]:
+    """The run's first ``limit`` judgments whose output did not parse, with their raw output and reason."""
+    return list(
+        Judgment.objects.filter(judge_run=run, parse_status=Judgment.ParseStatus.ERROR)
+        .only("id", "target_key", "order", "turn", "parse_reason", "raw_output")
+        .order_by("id")[:limit]
+    )
+
+
 def pair_verdict_list(*, run: JudgeRun) -> QuerySet[PairVerdict]:
     return PairVerdict.objects.filter(judge_run=run).select_related("response_a", "response_b").order_by("id")
 
