@@ -119,7 +119,9 @@ def run_detail(request, kind: str, run_id: int):
         return render(request, "evaluation/run.html#progress", context)
     if kind == "judge":
         context["summary"] = selectors.judge_run_summary(run=run)
-        context["unparsed"] = selectors.judgments_unparsed(run=run) if context["summary"]["n_parse_errors"] else []
+        context["unparsed"] = (
+            selectors.judgments_unparsed(run=run) if context["summary"]["n_parse_errors"] else []
+        )
         rows = (
             selectors.pair_verdict_list(run=run)
             if run.judge_kind == "pairwise"
