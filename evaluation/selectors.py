@@ -36,6 +36,7 @@ from evaluation.models import (
     ModelEndpoint,
     PairVerdict,
     RunChunk,
+    RunStatus,
     validate_api_key_env,
     validate_base_url,
 )
@@ -302,9 +303,11 @@ def judge_items_done(*, run: JudgeRun) -> int:
 
 
 def run_live_progress(run):
-    """``run`` with its done count as of now: an active judge run counts its finished items (the counts on
-    the row move only when a whole chunk commits). One query for an active judge run, none otherwise."""
-    if isinstance(run, JudgeRun) and run.is_active:
+    """``run`` with its done count as of now: a judge run that has not succeeded (working, cancelled or
+    failed) counts its finished items, as the dashboard does (the counts on the row move only when a whole
+    chunk commits, so a chunk cut short by a cancel wrote results the row does not count). One query for
+    such a judge run, none otherwise."""
+    if isinstance(run, JudgeRun) and run.status != RunStatus.SUCCEEDED:
         run.n_done = max(run.n_done, judge_items_done(run=run))
     return run
 
