@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -38,7 +38,14 @@ from annotation.domain.submission import ALL_BAD
 from annotation.models import Project
 from annotation.selectors import conflict_matrix, gold_scores
 from datasets_app.domain import jobs as job_rules
-from datasets_app.jobs import JobCancelled, JobRefused, max_attempts
+from datasets_app.jobs import (
+    JobCancelled,
+    JobRefused,
+    heartbeat_stopped_at,
+    heartbeat_timeout,
+    heartbeating,
+    max_attempts,
+)
 
 REPORT_FORMAT = 1
 DEFAULT_LEVEL = "ordinal"
@@ -50,8 +57,9 @@ TIE_THRESHOLD = 1.0
 TREND_POINTS = (0.2, 0.4, 0.6, 0.8, 1.0)
 REPORT_TIMEOUT = 14 * 24 * 3600
 # A queued or running status outlives the task's hard time limit (``evaluation.agreement_report``), so a
-# report whose worker died is found stale on a later visit and sent again (or failed after its attempts);
-# an expired status is queued again too.
+# report whose worker died (its heartbeat older than JOB_HEARTBEAT_TIMEOUT_S, or its attempt older than the
+# time limit) is found stale on a later visit and sent again (or failed after its attempts); an expired
+# status is queued again too.
 TASK_TIME_LIMIT_S = 21 * 60
 STATUS_TIMEOUT = 3 * TASK_TIME_LIMIT_S
 STALE_AFTER_S = TASK_TIME_LIMIT_S + 60
@@ -574,6 +582,8 @@ def _judge_row(name: str, kind: str, human: pd.DataFrame, verdicts: pd.DataFrame
         "accuracy": accuracy.accuracy,
         "accuracy_raw": accuracy.accuracy_raw,
         "macro_accuracy": accuracy.macro_accuracy,
+        # IndoPref's Avg: the mean over categories with parse errors counted wrong.
+        "macro_accuracy_raw": accuracy.macro_accuracy_raw,
         "n_valid": accuracy.n_valid,
         "n_parse_errors": accuracy.n_parse_errors,
         "n_human_ties": accuracy.n_human_ties,
@@ -597,7 +607,12 @@ def judges_section(
     section = _judges_section(frame, judgments, tie_threshold=tie_threshold)
     feeding = set(judgments["run"]) if len(judgments) else set()
     partial = [
-        {"judge": f"{run['judge']} (run {run['run']})", "n_done": run["n_done"], "n_total": run["n_total"]}
+        {
+            "judge": f"{run['judge']} (run {run['run']})",
+            "status": run["status"],
+            "n_done": run["n_done"],
+            "n_total": run["n_total"],
+        }
         for run in unfinished or []
         if run["run"] in feeding
     ]
@@ -606,7 +621,9 @@ def judges_section(
     return section
 
 
-def _judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshold: float) -> dict:
+def _judges_section(
+    frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshold: float, ensemble_rule: str = "all_judges"
+) -> dict:
     if judgments.empty:
         return _section(note=gettext_noop("No judge has run on this project's responses yet."))
     human = human_preferences(frame)
@@ -658,7 +675,7 @@ def _judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_thresho
         leaderboard.append(row)
         categories.extend(by_category)
     if len(averaged) >= 2:
-        ensemble = ja.ensemble_scores(pd.concat(averaged, ignore_index=True))
+        ensemble = ja.ensemble_scores(pd.concat(averaged, ignore_index=True), rule=ensemble_rule)
         scores = ensemble.scores
         verdicts = pd.DataFrame(
             {
@@ -670,12 +687,14 @@ def _judges_section(frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_thresho
         )
         row, by_category = _judge_row("ensemble", "ensemble", human, verdicts)
         row["n_left_out"] = ensemble.n_left_out
+        row["n_items_excluded"] = ensemble.n_items_excluded
         leaderboard.append(row)
         categories.extend(by_category)
     tables = {"leaderboard": _plain_rows(leaderboard), "by_category": _plain_rows(categories)}
     if consistency:
         tables["position_consistency"] = _plain_rows(consistency)
-    return _section(tables, tie_threshold=tie_threshold)
+    extra = {"ensemble_rule": ensemble_rule} if len(averaged) >= 2 else {}
+    return _section(tables, tie_threshold=tie_threshold, **extra)
 
 
 def judges_for_responses(
@@ -807,10 +826,38 @@ class ReportState:
     error: str = ""
     previous: dict[str, Any] | None = None
     cancelling: bool = False
+    # The background attempts so far, when the last one began, and when the worker of an earlier one was
+    # last heard from once it was found stopped (``datasets_app.jobs.job_recovery`` reads these).
+    attempts: int = 0
+    started_at: datetime | None = None
+    worker_stopped_at: datetime | None = None
 
     @property
     def ready(self) -> bool:
         return self.status == "ready"
+
+
+def _moment(value: Any) -> datetime | None:
+    return datetime.fromtimestamp(float(value), tz=UTC) if value is not None else None
+
+
+def _heartbeat_key(project_id: int, level: str, version: str, task_id: str) -> str:
+    return f"{_key('heartbeat', project_id, level, version)}:{task_id}"
+
+
+def _worker_stopped_at(
+    project_id: int, level: str, version: str, status: dict[str, Any], *, now: datetime
+) -> datetime | None:
+    """When the worker computing a running report was last heard from, if it stopped; else None."""
+    if status.get("state") != "running" or status.get("started_at") is None:
+        return None
+    return heartbeat_stopped_at(
+        key=_heartbeat_key(project_id, level, version, str(status.get("task_id", ""))),
+        started_at=_moment(status["started_at"]),
+        now=now,
+        timeout=heartbeat_timeout(),
+        limit=timedelta(seconds=STALE_AFTER_S),
+    )
 
 
 def cached_report(*, project_id: int, level: str, version: str) -> dict[str, Any] | None:
@@ -905,29 +952,40 @@ def report_job_run(*, project: Project, level: str, version: str, task_id: str) 
         _report_gave_up(project.pk, level, version, int(status.get("attempts", 0)))
         return None
     job = {"task_id": task_id, "attempts": int(status.get("attempts", 0)) + 1, "started_at": time.time()}
+    if status.get("worker_stopped_at") is not None:
+        job["worker_stopped_at"] = status["worker_stopped_at"]
     status_set(project_id=project.pk, level=level, version=version, state="running", progress=1, **job)
     try:
-        return report_build(project=project, level=level, version=version, job=job)
+        with heartbeating(key=_heartbeat_key(project.pk, level, version, task_id)):
+            return report_build(project=project, level=level, version=version, job=job)
     except JobCancelled:
         if (_status(project.pk, level, version) or {}).get("task_id") == task_id:
             _report_cancelled(project.pk, level, version)
         return None
 
 
-def _report_cancelled(project_id: int, level: str, version: str) -> None:
+def _report_cancelled(project_id: int, level: str, version: str, **extra) -> None:
     cache.delete(_key("cancel", project_id, level, version))
-    status_set(project_id=project_id, level=level, version=version, state="cancelled")
+    status_set(project_id=project_id, level=level, version=version, state="cancelled", **extra)
 
 
-def _report_gave_up(project_id: int, level: str, version: str, attempts: int) -> None:
+def _report_gave_up(project_id: int, level: str, version: str, attempts: int, **extra) -> None:
     error = (
         f"the worker computing this report stopped {attempts} time(s) before it finished; gave up "
         "(try again to compute it once more)"
     )
-    status_set(project_id=project_id, level=level, version=version, state="failed", error=error)
+    status_set(
+        project_id=project_id,
+        level=level,
+        version=version,
+        state="failed",
+        error=error,
+        attempts=attempts,
+        **extra,
+    )
 
 
-def _report_send(project_id: int, level: str, version: str, *, attempts: int) -> None:
+def _report_send(project_id: int, level: str, version: str, *, attempts: int, **extra) -> None:
     """Record the report as queued under a new task id and send the task once the transaction commits."""
     # The task module calls this one; importing it on use keeps the two from importing each other at load
     # time.
@@ -941,29 +999,35 @@ def _report_send(project_id: int, level: str, version: str, *, attempts: int) ->
         state="queued",
         task_id=task_id,
         attempts=attempts,
+        **extra,
     )
     transaction.on_commit(
         lambda: agreement_report.apply_async(args=[project_id, level, version], task_id=task_id)
     )
 
 
-def _requeue_if_stale(project_id: int, level: str, version: str, status: dict[str, Any]) -> None:
-    """A running report whose attempt outlived the task's hard time limit has no live task: send it
-    again, or fail it once its attempts are spent."""
-    started = status.get("started_at")
-    if status.get("state") != "running" or started is None or time.time() - float(started) <= STALE_AFTER_S:
+def _requeue_if_stale(
+    project_id: int, level: str, version: str, status: dict[str, Any], *, now: datetime | None = None
+) -> None:
+    """A running report whose worker stopped (its heartbeat stale, or its attempt older than the task's hard
+    time limit) has no live task: send it again, or fail it once its attempts are spent."""
+    stopped_at = _worker_stopped_at(project_id, level, version, status, now=now or datetime.now(tz=UTC))
+    if stopped_at is None:
         return
+    attempts = int(status.get("attempts", 0))
     action = job_rules.on_stale(
         cancel_requested=_cancel_asked(project_id, level, version),
-        attempts=int(status.get("attempts", 0)),
+        attempts=attempts,
         max_attempts=max_attempts(),
     )
+    # Kept with the attempts and the start of the attempt that stopped, for the page.
+    extra = {"worker_stopped_at": stopped_at.timestamp(), "started_at": status["started_at"]}
     if action is job_rules.Stale.CANCEL:
-        _report_cancelled(project_id, level, version)
+        _report_cancelled(project_id, level, version, attempts=attempts, **extra)
     elif action is job_rules.Stale.GIVE_UP:
-        _report_gave_up(project_id, level, version, int(status.get("attempts", 0)))
+        _report_gave_up(project_id, level, version, attempts, **extra)
     else:
-        _report_send(project_id, level, version, attempts=int(status.get("attempts", 0)))
+        _report_send(project_id, level, version, attempts=attempts, **extra)
 
 
 def report_cancel(*, project: Project, level: str) -> str:
@@ -976,6 +1040,11 @@ def report_cancel(*, project: Project, level: str) -> str:
         _report_cancelled(project.pk, level, version)
         return "cancelled"
     if state == "running":
+        stopped_at = _worker_stopped_at(project.pk, level, version, status, now=datetime.now(tz=UTC))
+        if stopped_at is not None:  # no task would act on the request: end it here
+            extra = {"worker_stopped_at": stopped_at.timestamp(), "started_at": status["started_at"]}
+            _report_cancelled(project.pk, level, version, attempts=int(status.get("attempts", 0)), **extra)
+            return "cancelled"
         cache.set(_key("cancel", project.pk, level, version), True, STATUS_TIMEOUT)
         return "running"
     raise JobRefused("no agreement report of this project is being computed")
@@ -1025,6 +1094,9 @@ def report_state(*, project: Project, level: str = DEFAULT_LEVEL, start: bool = 
         error=status.get("error", ""),
         previous=previous,
         cancelling=status.get("state") == "running" and _cancel_asked(project.pk, level, version),
+        attempts=int(status.get("attempts", 0)),
+        started_at=_moment(status.get("started_at")),
+        worker_stopped_at=_moment(status.get("worker_stopped_at")),
     )
 
 

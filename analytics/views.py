@@ -115,12 +115,14 @@ _HEADINGS = {
     "accuracy": gettext_lazy("Accuracy"),
     "accuracy_raw": gettext_lazy("Raw accuracy"),
     "macro_accuracy": gettext_lazy("Macro accuracy"),
+    "macro_accuracy_raw": gettext_lazy("Macro raw accuracy (IndoPref's Avg)"),
     "n": gettext_lazy("Number"),
     "n_valid": gettext_lazy("Valid verdicts"),
     "n_correct": gettext_lazy("Correct verdicts"),
     "n_parse_errors": gettext_lazy("Unreadable verdicts"),
     "n_human_ties": gettext_lazy("Human ties left out"),
     "n_left_out": gettext_lazy("Left out"),
+    "n_items_excluded": gettext_lazy("Items not scored by every judge"),
     "consistent": gettext_lazy("Consistent"),
     "biased_first": gettext_lazy("Favours the first"),
     "biased_second": gettext_lazy("Favours the second"),
@@ -139,9 +141,15 @@ def heading(key: str) -> str:
     return str(_HEADINGS[key]) if key in _HEADINGS else key.replace("_", " ").capitalize()
 
 
-def _cell(value: Any) -> str:
+# Counts that can hold halves (a tie is half a win for each side): whole numbers print without decimals.
+_HALF_COUNTS = {"wins"}
+
+
+def _cell(value: Any, column: str = "") -> str:
     if value is None:
         return "–"
+    if isinstance(value, float) and column in _HALF_COUNTS and (2 * value).is_integer():
+        return str(int(value)) if value.is_integer() else f"{value:.1f}"
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, str) and value in _REASONS:
@@ -164,7 +172,7 @@ def panels(
                 {
                     "name": table_name,
                     "columns": [heading(c) for c in columns],
-                    "rows": [[_cell(labels.value(c, row.get(c), row)) for c in columns] for row in rows],
+                    "rows": [[_cell(labels.value(c, row.get(c), row), c) for c in columns] for row in rows],
                     "csv": reverse(
                         "analytics:csv",
                         kwargs={"project_id": project_id, "section": name, "table": table_name},
@@ -179,16 +187,21 @@ def panels(
                 "title": _(services.SECTIONS[name]),
                 "note": labels.note(section["note"]) if section.get("note") else None,
                 "summary": [(heading(k), _cell(v)) for k, v in summary.items()] if summary else [],
-                "partial": [
-                    _("%(judge)s: partial: %(done)s of %(total)s items")
-                    % {"judge": labels.judge(run["judge"]), "done": run["n_done"], "total": run["n_total"]}
-                    for run in section.get("partial", [])
-                ],
+                "partial": [_unfinished_line(run, labels) for run in section.get("partial", [])],
                 "tables": tables,
                 "chart": name if name in CHARTS and section["tables"].get(CHARTS[name]) else None,
             }
         )
     return out
+
+
+def _unfinished_line(run: dict[str, Any], labels: Labels) -> str:
+    """A judge run feeding the leaderboard before it succeeded: a cancelled run says it was cancelled (it
+    will not finish), a working or failed one that it is partial."""
+    values = {"judge": labels.judge(run["judge"]), "done": run["n_done"], "total": run["n_total"]}
+    if run.get("status") == "cancelled":
+        return _("%(judge)s: cancelled: %(done)s of %(total)s done") % values
+    return _("%(judge)s: partial: %(done)s of %(total)s items") % values
 
 
 def chart_data(report: dict[str, Any], labels: Labels | None = None) -> dict[str, list[dict[str, Any]]]:

@@ -58,6 +58,9 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     Project.Kind.QUESTION_AUTHORING: (),
     Project.Kind.MCQ_ANSWER: ("overlap", "max_ambiguous"),
 }
+# What the new-project page's preview is drawn from (``from_form``: the template's marker that the
+# request comes from the form, so that nothing ticked means none).
+PREVIEW_FIELDS = ("dataset", "criteria", "best_pick", "allow_all_bad", "from_form")
 # Which datasets each kind reads.
 KIND_DATASETS: dict[str, str] = {
     Project.Kind.LIKERT: Dataset.Kind.PROMPTS,
@@ -156,20 +159,20 @@ class ProjectCreateForm(forms.Form):
         for name in [n for n in self.fields if n not in wanted]:
             del self.fields[name]
         self.fields["dataset"].queryset = Dataset.objects.filter(kind=KIND_DATASETS[kind]).order_by("name")
-        # Choosing a dataset shows its counts and one of its tasks with the criteria ticked; ticking another
-        # criterion shows it again (htmx; without it, a "show" button). The requests go one at a time, the
-        # last change waiting for the one in flight (hx-sync): an older answer arriving late cannot replace
-        # the newer preview.
+        # Choosing a dataset shows its counts and one of its tasks with the criteria ticked and the best pick
+        # as set; changing either shows it again (htmx; without it, a "show" button). The requests go one
+        # at a time, the last change waiting for the one in flight (hx-sync): an older answer arriving
+        # late cannot replace the newer preview.
         refresh = {
             "hx-get": f"{reverse('annotation:manage_create')}?kind={kind}",
             "hx-target": "#dataset-summary",
             "hx-trigger": "change",
-            "hx-include": "[name=dataset], [name=criteria]",
+            "hx-include": ", ".join(f"[name={name}]" for name in PREVIEW_FIELDS),
             "hx-sync": "closest form:queue last",
         }
-        self.fields["dataset"].widget.attrs.update(refresh)
-        if "criteria" in self.fields:
-            self.fields["criteria"].widget.attrs.update(refresh)
+        for name in PREVIEW_FIELDS:
+            if name in self.fields:
+                self.fields[name].widget.attrs.update(refresh)
         if kind == Project.Kind.QUESTION_AUTHORING:
             self.fields["dataset"].empty_label = _("(a new dataset for the questions written)")
 
@@ -518,6 +521,16 @@ class QualificationForm(forms.Form):
         settings = project.quality_settings or {}
         self.fields["n_tasks"].initial = settings.get("qualification_n", 0)
         self.fields["pass_mark"].initial = settings.get("qualification_pass", 0.8)
+
+
+class GoldRateForm(forms.Form):
+    """The share of gold items in each annotator's stream; a change applies to the claims that follow."""
+
+    gold_rate = forms.FloatField(min_value=0, max_value=1, label=_("Gold rate (share of tasks, 0-1)"))
+
+    def __init__(self, *args, project: Project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["gold_rate"].initial = project.gold_rate
 
 
 GOLD_VOTES = (

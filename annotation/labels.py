@@ -21,15 +21,6 @@ VOTES = {
     "all_bad": _("All bad"),
 }
 
-# ``annotation.domain.quality.signal_flags``.
-QUALITY_FLAGS = {
-    "gold": _("Gold accuracy"),
-    "straight_lining": _("Straight-lining"),
-    "spread": _("Narrow spread"),
-    "speed": _("Speed"),
-    "position": _("Position bias"),
-}
-
 
 def page_language() -> str:
     """``id`` or ``en``: the language of the rubric texts to show on the page."""
@@ -38,10 +29,6 @@ def page_language() -> str:
 
 def vote(code: object) -> str:
     return str(VOTES.get(str(code), code))
-
-
-def quality_flag(code: str) -> str:
-    return str(QUALITY_FLAGS.get(code, code))
 
 
 def error_category(code: str) -> str:

@@ -23,6 +23,7 @@ urlpatterns = [
     path("manage/<int:project_id>/reclaim", views.manage_reclaim, name="manage_reclaim"),
     path("manage/<int:project_id>/quality", views.manage_quality_settings, name="manage_quality_settings"),
     path("manage/<int:project_id>/gold", views.manage_gold_import, name="manage_gold_import"),
+    path("manage/<int:project_id>/gold/rate", views.manage_gold_rate, name="manage_gold_rate"),
     path("manage/<int:project_id>/gold/tasks", views.manage_gold_tasks, name="manage_gold_tasks"),
     path("manage/<int:project_id>/gold/tasks/<int:task_id>", views.manage_gold_task, name="manage_gold_task"),
     path("manage/<int:project_id>/qualification", views.manage_qualification, name="manage_qualification"),

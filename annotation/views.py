@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils.translation import get_language, gettext_lazy, gettext_noop
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.permissions import role_required
 from accounts.refusals import shown
@@ -30,6 +31,7 @@ from annotation.forms import (
     ErrorTaxonomyForm,
     FlagSettingsForm,
     GoldAnswerForm,
+    GoldRateForm,
     GroupForm,
     MemberForm,
     ProjectCreateForm,
@@ -38,7 +40,6 @@ from annotation.forms import (
     RubricForm,
     TaxonomyForm,
 )
-from annotation.labels import criterion_labels
 from annotation.models import JOB_KINDS, Assignment, FlagRecompute, Project
 from datasets_app.domain.csv_cells import SafeDictWriter
 from datasets_app.domain.questions import CHOICE_LABELS, OPTIONS, QUESTION, taxonomy_from_data
@@ -232,16 +233,20 @@ def _next_or_done(request: HttpRequest, project: Project) -> HttpResponse:
     try:
         assignment = services.assignment_claim(project=project, user=request.user)
     except services.AnnotationError as exc:
-        assignment = None
-        messages.info(request, shown(exc))
+        return _show_next(request, project, None, refused=shown(exc))
     return _show_next(request, project, assignment)
 
 
-def _show_next(request: HttpRequest, project: Project, assignment: Assignment | None) -> HttpResponse:
-    """The claimed next task's fragment (htmx) or a redirect to it; the done fragment when none."""
+def _show_next(
+    request: HttpRequest, project: Project, assignment: Assignment | None, refused: str = ""
+) -> HttpResponse:
+    """The claimed next task's fragment (htmx) or a redirect to it; when none, the done fragment, or the
+    reason the project refused the next task (``refused``, shown in place of "All done")."""
     if assignment is None:
         if request.htmx:
-            return render(request, "annotation/task.html#done", {"project": project})
+            return render(request, "annotation/task.html#done", {"project": project, "refused": refused})
+        if refused:
+            messages.info(request, refused)
         return redirect("annotation:start", project_id=project.pk)
     url = reverse("annotation:task", args=[assignment.token])
     if not request.htmx:
@@ -274,15 +279,29 @@ def project_start(request: HttpRequest, project_id: int) -> HttpResponse:
     context = {
         "project": project,
         "done": selectors.done_count(project_id=project.pk, user_id=request.user.pk),
+        "sent_back": selectors.sent_back_count(project_id=project.pk, user_id=request.user.pk),
         "instructions": project.instructions_id if _lang() == "id" else project.instructions_en,
     }
     return render(request, "annotation/start.html", context)
 
 
+# A task opened from "My work" (``?from=mine``) goes back there once submitted, instead of to the next task.
+FROM_MY_WORK = "mine"
+
+
 @role_required(ANNOTATOR)
 def task_page(request: HttpRequest, token: str) -> HttpResponse:
     assignment = _own(token, request)
-    return render(request, "annotation/task.html", _task_context(assignment))
+    context = _task_context(assignment)
+    context["from_my_work"] = request.GET.get("from") == FROM_MY_WORK
+    return render(request, "annotation/task.html", context)
+
+
+def _back_to_my_work(request: HttpRequest, project: Project) -> HttpResponse:
+    """After a change saved from "My work": that list again, saying so (a full page load under htmx)."""
+    messages.success(request, _("Your change was saved."))
+    url = reverse("annotation:my_work", args=[project.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 @role_required(ANNOTATOR)
@@ -291,13 +310,18 @@ def task_submit(request: HttpRequest, token: str) -> HttpResponse:
     assignment = _own(token, request)
     project = assignment.project
     payload, seconds = _payload_from_form(project.kind, project.best_pick, request.POST)
+    from_my_work = request.POST.get("from") == FROM_MY_WORK
     try:
+        if from_my_work:
+            services.assignment_submit(token=token, user=request.user, payload=payload, seconds=seconds)
+            return _back_to_my_work(request, project)
         # The answer and the claim of the next task in one transaction: the loop is one request.
         result = services.assignment_submit_next(
             token=token, user=request.user, payload=payload, seconds=seconds
         )
     except services.SubmissionInvalid as exc:
         context = _task_context(assignment, errors=exc.errors, posted=payload)
+        context["from_my_work"] = from_my_work
         template = "annotation/task.html#task" if request.htmx else "annotation/task.html"
         return render(request, template, context)
     except services.AnnotationError as exc:
@@ -305,9 +329,7 @@ def task_submit(request: HttpRequest, token: str) -> HttpResponse:
         return _next_or_done(request, project)
     if result.submitted.outcome == "edited":
         messages.success(request, _("Your answer was updated."))
-    if result.next_refused:
-        messages.info(request, shown(result.next_refused))
-    return _show_next(request, project, result.next)
+    return _show_next(request, project, result.next, refused=shown(result.next_refused))
 
 
 @role_required(ANNOTATOR)
@@ -331,6 +353,9 @@ def task_skip(request: HttpRequest, token: str) -> HttpResponse:
 
 def _manager_project(project_id: int) -> Project:
     return get_object_or_404(Project.objects.select_related("dataset"), pk=project_id)
+
+
+GOLD_KINDS = (Project.Kind.LIKERT, Project.Kind.BEST_OF_N, Project.Kind.PAIRWISE)
 
 
 @role_required(PROJECT_MANAGER)
@@ -397,9 +422,16 @@ def manage_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = ProjectCreateForm(request.POST, kind=kind)
     else:
-        initial = {"dataset": request.GET.get("dataset")}
-        if "criteria" in request.GET:  # the preview asks again with the criteria ticked
+        initial: dict[str, Any] = {"dataset": request.GET.get("dataset")}
+        # The preview asks again with the form's choices (``from_form``): no criterion ticked is none, not
+        # the default ones; "all bad" unticked is off.
+        from_form = request.GET.get("from_form") == "1"
+        if from_form or "criteria" in request.GET:
             initial["criteria"] = request.GET.getlist("criteria")
+        if request.GET.get("best_pick") in Project.BestPick.values:
+            initial["best_pick"] = request.GET["best_pick"]
+        if from_form:
+            initial["allow_all_bad"] = request.GET.get("allow_all_bad") == "on"
         form = ProjectCreateForm(initial=initial, kind=kind)
     if request.method == "POST" and form.is_valid():
         try:
@@ -423,7 +455,20 @@ def manage_create(request: HttpRequest) -> HttpResponse:
         context["summary"] = selectors.dataset_summary(dataset=dataset)
         services.rubric_defaults_ensure()  # the default criteria's scales, before any rubric was opened
         criteria = form["criteria"].value() if "criteria" in form.fields else []
-        preview = selectors.task_preview(dataset=dataset, kind=kind, lang=_lang(), criteria=criteria or [])
+        if (
+            criteria
+        ):  # in the form's order, as the project would be created (htmx sends the clicked one first)
+            order = {value: n for n, (value, _label) in enumerate(form.fields["criteria"].choices)}
+            criteria = sorted(criteria, key=lambda c: order.get(c, len(order)))
+        best_pick = form["best_pick"].value() if "best_pick" in form.fields else None
+        preview = selectors.task_preview(
+            dataset=dataset,
+            kind=kind,
+            lang=_lang(),
+            criteria=criteria or [],
+            best_pick=best_pick if best_pick in Project.BestPick.values else Project.BestPick.OPTIONAL,
+            allow_all_bad="allow_all_bad" in form.fields and bool(form["allow_all_bad"].value()),
+        )
         if preview and "responses" in preview:
             context["response_rows"] = _response_rows(preview["responses"], preview["criteria"], {})
         context["preview"] = preview
@@ -446,6 +491,8 @@ def manage_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         "quality": selectors.quality_report(project=project),
         "quality_form": QualitySettingsForm(project=project),
         "qualification_form": QualificationForm(project=project),
+        "gold_rate_form": GoldRateForm(project=project),
+        "gold_open": project.kind in GOLD_KINDS and project.status != Project.Status.CLOSED,
     }
     if project.kind in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW):
         context["translation"] = selectors.translation_report(project=project, lang=_lang())
@@ -578,8 +625,26 @@ def manage_gold_import(request: HttpRequest, project_id: int) -> HttpResponse:
     return redirect("annotation:manage_detail", project_id=project.pk)
 
 
+@role_required(PROJECT_MANAGER)
+@require_POST
+def manage_gold_rate(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The gold rate of a rating project, at any time before it closes: claims made afterwards follow it;
+    tasks already given out stay as they are."""
+    project = _gold_project(project_id)
+    form = GoldRateForm(request.POST, project=project)
+    if not form.is_valid():
+        _form_errors_as_messages(request, form)
+    else:
+        try:
+            services.project_gold_rate_set(project=project, rate=form.cleaned_data["gold_rate"])
+        except ValueError as exc:
+            messages.error(request, shown(exc))
+        else:
+            messages.success(request, _("Gold rate saved; it applies to the tasks handed out from now on."))
+    return redirect("annotation:manage_detail", project_id=project.pk)
+
+
 GOLD_PAGE_SIZE = 50
-GOLD_KINDS = (Project.Kind.LIKERT, Project.Kind.BEST_OF_N, Project.Kind.PAIRWISE)
 
 
 def _gold_project(project_id: int) -> Project:
@@ -591,16 +656,17 @@ def _gold_project(project_id: int) -> Project:
 
 @role_required(PROJECT_MANAGER)
 def manage_gold_tasks(request: HttpRequest, project_id: int) -> HttpResponse:
-    """The tasks of a draft rating project, paged, each with its gold answer or a link to mark it."""
+    """The tasks of a rating project, paged, each with its gold answer or a link to mark it."""
     project = _gold_project(project_id)
-    tasks = project.tasks.select_related("prompt").order_by("pk")
+    tasks = selectors.gold_task_list(project=project)
     page = Paginator(tasks, GOLD_PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "annotation/manage_gold.html", {"project": project, "page": page})
 
 
 @role_required(PROJECT_MANAGER)
 def manage_gold_task(request: HttpRequest, project_id: int, task_id: int) -> HttpResponse:
-    """Mark one task as gold with the expected answer (draft rating projects)."""
+    """Mark one task as gold with the expected answer, or change a gold task's answer (rating projects
+    until they close; once active, only a task nobody has claimed can become gold)."""
     project = _gold_project(project_id)
     task = get_object_or_404(project.tasks.select_related("prompt"), pk=task_id)
     scales = selectors.criterion_scales(project) if project.criteria else {}
@@ -662,7 +728,6 @@ def review_list(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "query": query,
         "choices": selectors.review_filter_choices(filters=filters),
-        "criterion_labels": criterion_labels() if items else {},
     }
     return render(request, "annotation/review.html", context)
 
@@ -722,7 +787,7 @@ def my_work_edit(request: HttpRequest, token: str) -> HttpResponse:
     except services.AnnotationError as exc:
         messages.error(request, shown(exc))
         return redirect("annotation:my_work", project_id=assignment.project_id)
-    return redirect("annotation:task", token=token)
+    return redirect(f"{reverse('annotation:task', args=[token])}?{urlencode({'from': FROM_MY_WORK})}")
 
 
 # --- translation and question jobs (project managers, reviewers) -----------------------------------------

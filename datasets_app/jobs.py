@@ -10,11 +10,15 @@ with the same id; these rules make every delivery safe:
   attempt left; any other delivery (a duplicate, a message older than a retry) leaves the job alone;
 - every take counts an attempt; a job that used up ``JOB_MAX_ATTEMPTS`` fails with a message instead of
   running again, so a job that brings its worker down cannot do so for ever;
-- a running job whose attempt started longer ago than its task's hard time limit has no live task
-  (Celery killed it, or its worker died and the broker keeps the message until its visibility timeout):
-  the periodic :func:`jobs_requeue_stale` sends it again under a new task id, or fails it;
-- a cancel ends a queued job at once; a running one is asked to stop and does at its next progress step
-  (:func:`job_check`, raising :class:`JobCancelled`), cleaning up behind it;
+- a running attempt beats a heartbeat (:func:`job_heartbeat`, kept in the cache, which every process
+  shares and which an import's one long transaction does not hide): one whose heartbeat is older than
+  ``JOB_HEARTBEAT_TIMEOUT_S``, or that outlived its task's hard time limit, has no live task (its worker
+  was killed, and the broker keeps the message until its visibility timeout): the periodic
+  :func:`jobs_requeue_stale` sends it again under a new task id, or fails it, and notes on the row when
+  the worker was last heard from (``worker_stopped_at``);
+- a cancel ends a queued job at once, and a running one whose worker stopped too; a running one with a
+  live task is asked to stop and does at its next progress step (:func:`job_check`, raising
+  :class:`JobCancelled`), cleaning up behind it;
 - a failed or cancelled job can be retried: it is queued again under a new task id with its results
   cleared.
 
@@ -26,13 +30,17 @@ recorded and what is removed from disk when a job ends or restarts. The decision
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import models, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -85,6 +93,128 @@ def max_attempts() -> int:
 
 def new_task_id() -> str:
     return uuid.uuid4().hex
+
+
+# -- heartbeats ------------------------------------------------------------------------------------------
+
+# Besides the heartbeat, the sweep gives an attempt this long past its task's hard time limit.
+TIME_LIMIT_MARGIN = timedelta(seconds=60)
+# A heartbeat outlives any attempt: one that is missing was lost with the cache, not outgrown.
+HEARTBEAT_TTL_SECONDS = 24 * 3600
+
+
+def heartbeat_timeout() -> timedelta:
+    """How long a running attempt may go without a heartbeat before its worker counts as stopped."""
+    return timedelta(seconds=float(getattr(settings, "JOB_HEARTBEAT_TIMEOUT_S", 90)))
+
+
+def heartbeat_interval() -> float:
+    """Seconds between two heartbeats of a running attempt."""
+    return float(getattr(settings, "JOB_HEARTBEAT_INTERVAL_S", 15))
+
+
+def heartbeat_touch(*, key: str, now: datetime | None = None) -> None:
+    """Record that the attempt beating the heartbeat ``key`` is alive at ``now``."""
+    cache.set(key, now or timezone.now(), HEARTBEAT_TTL_SECONDS)
+
+
+def _beat(key: str, now: datetime | None = None) -> None:
+    """Beat a running attempt's heartbeat; a cache that cannot be reached costs a beat, not the work."""
+    try:
+        heartbeat_touch(key=key, now=now)
+    except Exception:  # noqa: BLE001 - the next beat tries again; the sweep waits a timeout for it
+        logger.warning("heartbeat %s not recorded", key, exc_info=True)
+
+
+def heartbeat_at(*, key: str) -> datetime | None:
+    """When the heartbeat ``key`` was last beaten; None when it never was, or the cache lost it."""
+    return cache.get(key)
+
+
+@contextmanager
+def heartbeating(*, key: str) -> Iterator[None]:
+    """Beat the heartbeat ``key`` now and every ``JOB_HEARTBEAT_INTERVAL_S`` while the block runs.
+
+    A thread of its own beats it, so a long step (a Hub download, a parquet write, a model call) between
+    two progress steps does not pass for a stopped worker; the thread ends with the block, and with the
+    process.
+    """
+    interval = heartbeat_interval()
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(interval):
+            _beat(key)
+
+    _beat(key)
+    thread = threading.Thread(target=beat, name=f"heartbeat {key}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def heartbeat_stopped_at(
+    *, key: str, started_at: datetime | None, now: datetime, timeout: timedelta, limit: timedelta
+) -> datetime | None:
+    """When the attempt that began at ``started_at`` and beats ``key`` was last heard from, if its worker
+    stopped (``rules.worker_stopped``); None while it may still run.
+
+    An attempt without a heartbeat (never beaten, or lost with the cache) is timed from when a check first
+    missed it, so a cache that lost its entries does not pass every running attempt for a stopped one;
+    its worker was last heard from when the attempt began.
+    """
+    if started_at is None:
+        return None
+    beat = heartbeat_at(key=key)
+    if beat is None:
+        missed = cache.get_or_set(f"{key}:missed", now, HEARTBEAT_TTL_SECONDS)
+        stopped = rules.worker_stopped(
+            started_at=started_at, heartbeat_at=missed, now=now, timeout=timeout, limit=limit
+        )
+        return started_at if stopped else None
+    stopped = rules.worker_stopped(
+        started_at=started_at, heartbeat_at=beat, now=now, timeout=timeout, limit=limit
+    )
+    return max(beat, started_at) if stopped else None
+
+
+def _heartbeat_key(kind: JobKind, job: Any) -> str:
+    return f"jobs:heartbeat:{kind.model._meta.label_lower}:{job.pk}:{job.task_id}"
+
+
+def job_heartbeat_touch(*, kind: JobKind, job: Any, now: datetime | None = None) -> None:
+    """Record that the attempt ``job.task_id`` of the job is alive at ``now``."""
+    _beat(_heartbeat_key(kind, job), now)
+    job._heartbeat_sent = time.monotonic()
+
+
+def job_heartbeat_at(*, kind: JobKind, job: Any) -> datetime | None:
+    """When the attempt ``job.task_id`` of the job last beat its heartbeat; None when it has none."""
+    return heartbeat_at(key=_heartbeat_key(kind, job))
+
+
+@contextmanager
+def job_heartbeat(*, kind: JobKind, job: Any) -> Iterator[None]:
+    """Beat the taken job's heartbeat while the block runs (:func:`heartbeating`)."""
+    with heartbeating(key=_heartbeat_key(kind, job)):
+        job._heartbeat_sent = time.monotonic()
+        yield
+
+
+def _worker_stopped_at(
+    kind: JobKind, job: Any, *, now: datetime, timeout: timedelta, margin: timedelta = TIME_LIMIT_MARGIN
+) -> datetime | None:
+    """When the worker running the job was last heard from, if it stopped; None while it may still run."""
+    return heartbeat_stopped_at(
+        key=_heartbeat_key(kind, job),
+        started_at=job.started_at,
+        now=now,
+        timeout=timeout,
+        limit=kind.time_limit + margin,
+    )
 
 
 def job_send(*, kind: JobKind, job_id: int, task_id: str) -> None:
@@ -142,6 +272,7 @@ def job_take(*, kind: JobKind, job_id: int, task_id: str | None) -> Taken | None
         if fresh_start:
             fields += kind.reset(job)
         job.save(update_fields=fields)
+    job_heartbeat_touch(kind=kind, job=job, now=now)
     if fresh_start:
         logger.warning("%s %s starts again (attempt %d)", kind.noun, job.pk, job.attempts)
         kind.clean_up(job, RUNNING)
@@ -153,8 +284,11 @@ def job_check(*, kind: JobKind, job: Any, **updates: Any) -> None:
 
     It stops when its cancel was asked for, or when it is no longer this attempt's (the sweep gave it to
     another delivery): one query either way. Without ``updates`` it only reads, so a job running inside
-    one long transaction (an import) takes no lock on its row and a cancel never waits for it.
+    one long transaction (an import) takes no lock on its row and a cancel never waits for it. It beats
+    the job's heartbeat too (at most once a heartbeat interval).
     """
+    if time.monotonic() - getattr(job, "_heartbeat_sent", 0.0) >= heartbeat_interval():
+        job_heartbeat_touch(kind=kind, job=job)
     mine = kind.model.objects.filter(pk=job.pk, status=RUNNING, task_id=job.task_id, cancel_requested=False)
     still = mine.update(**updates) if updates else mine.exists()
     if not still:
@@ -184,25 +318,33 @@ def job_finish(*, kind: JobKind, job: Any, status: str, message: str = "", field
     return job
 
 
-def _end(kind: JobKind, job: Any, status: str, *, now: datetime, message: str = "") -> None:
+def _end(
+    kind: JobKind, job: Any, status: str, *, now: datetime, message: str = "", fields: list[str] = ()
+) -> None:
     job.status = status
     job.finished_at = now
     job.cancel_requested = False
-    fields = ["status", "finished_at", "cancel_requested"]
+    fields = ["status", "finished_at", "cancel_requested", *fields]
     if message:
         fields += kind.record_failure(job, message)
     job.save(update_fields=fields)
     transaction.on_commit(lambda: kind.clean_up(job, status))
 
 
-def job_cancel(*, kind: JobKind, job_id: int) -> Any:
-    """Cancel a queued job at once, or ask a running one to stop at its next progress step."""
+def job_cancel(*, kind: JobKind, job_id: int, now: datetime | None = None) -> Any:
+    """Cancel a queued job at once, and a running one whose worker stopped (no task would act on the
+    request); ask a running one with a live task to stop at its next progress step."""
+    now = now or timezone.now()
     with transaction.atomic():
         job = kind.model.objects.select_for_update().get(pk=job_id)
         if job.status == QUEUED:
-            _end(kind, job, CANCELLED, now=timezone.now())
+            _end(kind, job, CANCELLED, now=now)
         elif job.status == RUNNING:
-            if not job.cancel_requested:
+            stopped_at = _worker_stopped_at(kind, job, now=now, timeout=heartbeat_timeout())
+            if stopped_at is not None:
+                job.worker_stopped_at = stopped_at
+                _end(kind, job, CANCELLED, now=now, fields=["worker_stopped_at"])
+            elif not job.cancel_requested:
                 job.cancel_requested = True
                 job.save(update_fields=["cancel_requested"])
         else:
@@ -226,7 +368,16 @@ def job_retry(*, kind: JobKind, job_id: int) -> Any:
         job.task_id = new_task_id()
         job.started_at = None
         job.finished_at = None
-        fields = ["status", "attempts", "cancel_requested", "task_id", "started_at", "finished_at"]
+        job.worker_stopped_at = None
+        fields = [
+            "status",
+            "attempts",
+            "cancel_requested",
+            "task_id",
+            "started_at",
+            "finished_at",
+            "worker_stopped_at",
+        ]
         job.save(update_fields=fields + kind.reset(job))
         job_send(kind=kind, job_id=job.pk, task_id=job.task_id)
     kind.clean_up(job, QUEUED)
@@ -234,50 +385,86 @@ def job_retry(*, kind: JobKind, job_id: int) -> Any:
 
 
 def jobs_requeue_stale(
-    *, kind: JobKind, now: datetime | None = None, margin: timedelta = timedelta(seconds=60)
+    *,
+    kind: JobKind,
+    now: datetime | None = None,
+    margin: timedelta = TIME_LIMIT_MARGIN,
+    timeout: timedelta | None = None,
 ) -> dict:
-    """Send again (or fail, or finish cancelling) the running jobs whose attempt outlived the task's hard
-    time limit: no task runs them any more. Returns how many of each."""
+    """Send again (or fail, or finish cancelling) the running jobs whose worker stopped: their heartbeat
+    is older than ``timeout`` (``JOB_HEARTBEAT_TIMEOUT_S``), or their attempt outlived the task's hard time
+    limit (plus ``margin``). No task runs them any more. Returns how many of each."""
     now = now or timezone.now()
-    limit = kind.time_limit + margin
+    timeout = timeout or heartbeat_timeout()
     done = {"sent": 0, "failed": 0, "cancelled": 0}
-    stale = kind.model.objects.filter(status=RUNNING, started_at__lt=now - limit).values_list("pk", flat=True)
-    for job_id in list(stale):
+    running = kind.model.objects.filter(status=RUNNING).only("pk", "task_id", "started_at")
+    # Read without a lock first: a live job is left alone without waiting for its row.
+    stopped = [
+        job.pk for job in running if _worker_stopped_at(kind, job, now=now, timeout=timeout, margin=margin)
+    ]
+    for job_id in stopped:
         with transaction.atomic():
             job = kind.model.objects.select_for_update().filter(pk=job_id, status=RUNNING).first()
-            if (
-                job is None
-                or job.started_at is None
-                or not rules.is_stale(started_at=job.started_at, now=now, limit=limit)
-            ):
+            stopped_at = job and _worker_stopped_at(kind, job, now=now, timeout=timeout, margin=margin)
+            if not stopped_at:
                 continue
+            job.worker_stopped_at = stopped_at
+            heard = f"{timezone.localtime(stopped_at):%Y-%m-%d %H:%M:%S %Z}"
             action = rules.on_stale(
                 cancel_requested=job.cancel_requested, attempts=job.attempts, max_attempts=max_attempts()
             )
             if action is rules.Stale.SEND_AGAIN and not kind.on_worker(job):
                 message = (
-                    f"the process running this {kind.noun} stopped without finishing (last started "
-                    f"{timezone.localtime(job.started_at):%Y-%m-%d %H:%M:%S %Z}); run it again"
+                    f"the process running this {kind.noun} stopped without finishing (last heard from "
+                    f"{heard}); run it again"
                 )
-                _end(kind, job, FAILED, now=now, message=message)
+                _end(kind, job, FAILED, now=now, message=message, fields=["worker_stopped_at"])
                 done["failed"] += 1
             elif action is rules.Stale.CANCEL:
-                _end(kind, job, CANCELLED, now=now)
+                _end(kind, job, CANCELLED, now=now, fields=["worker_stopped_at"])
                 done["cancelled"] += 1
             elif action is rules.Stale.GIVE_UP:
                 message = (
                     f"the worker running this {kind.noun} stopped without finishing "
-                    f"(attempt {job.attempts} of {max_attempts()}, last started "
-                    f"{timezone.localtime(job.started_at):%Y-%m-%d %H:%M:%S %Z}); gave up (retry it to run it again)"
+                    f"(attempt {job.attempts} of {max_attempts()}, last heard from {heard}); "
+                    "gave up (retry it to run it again)"
                 )
-                _end(kind, job, FAILED, now=now, message=message)
+                _end(kind, job, FAILED, now=now, message=message, fields=["worker_stopped_at"])
                 done["failed"] += 1
             else:
                 job.status = QUEUED
                 job.task_id = new_task_id()
-                job.save(update_fields=["status", "task_id"])
+                job.save(update_fields=["status", "task_id", "worker_stopped_at"])
                 job_send(kind=kind, job_id=job.pk, task_id=job.task_id)
                 done["sent"] += 1
     if any(done.values()):
-        logger.warning("stale %s jobs: %s", kind.noun, done)
+        logger.warning("%s jobs whose worker stopped: %s", kind.noun, done)
     return done
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What became of a job whose worker stopped under it, for its page."""
+
+    # requeued (it ran again, or waits to), or failed / cancelled when the stopped worker's attempt ended it.
+    state: str
+    stopped_at: datetime
+    attempt: int
+    max_attempts: int
+
+
+def job_recovery(job: Any) -> Recovery | None:
+    """The job's recovery after its worker stopped; None when no stopped worker was found under it."""
+    if job.worker_stopped_at is None:
+        return None
+    # The attempt found stopped began before its worker was last heard from; a later one began after.
+    ended_by_stop = job.status in (FAILED, CANCELLED) and (
+        job.started_at is None or job.started_at <= job.worker_stopped_at
+    )
+    return Recovery(
+        state=job.status if ended_by_stop else "requeued",
+        stopped_at=job.worker_stopped_at,
+        # A queued job waits for the attempt after its last one.
+        attempt=job.attempts + 1 if job.status == QUEUED else job.attempts,
+        max_attempts=max_attempts(),
+    )

@@ -1,5 +1,6 @@
 """Reads of datasets_app."""
 
+import json
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -52,7 +53,7 @@ def prompt_detail(*, dataset: Dataset, prompt_id: int) -> Prompt:
 @dataclass(frozen=True)
 class ImportPreview:
     columns: list[str]
-    rows: list[list[Any]]
+    rows: list[list[str | None]]
     problems: list[str]
 
 
@@ -71,7 +72,15 @@ def import_preview(*, path: Path, file_format: str, name: str, limit: int = 5) -
             if key not in columns:
                 columns.append(key)
         rows.append(record)
-    return ImportPreview(columns, [[row.get(c) for c in columns] for row in rows], problems)
+    return ImportPreview(columns, [[_preview_cell(row.get(c)) for c in columns] for row in rows], problems)
+
+
+def _preview_cell(value: Any) -> str | None:
+    """A cell as the file has it: text as is, anything else (lists, objects, numbers, true/false, null
+    inside them) as compact JSON, the way a JSONL file writes it; an absent field stays ``None``."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def import_list(*, limit: int = 10) -> QuerySet[DatasetImport]:

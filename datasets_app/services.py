@@ -46,6 +46,7 @@ from datasets_app.jobs import (
     job_cancel,
     job_check,
     job_finish,
+    job_heartbeat,
     job_send,
     job_take,
     new_task_id,
@@ -542,19 +543,20 @@ def dataset_import_run(*, record: DatasetImport, task_id: str | None = None) -> 
         import_progress_store(import_id=record.pk, done=done, total=total)
 
     try:
-        result = dataset_import(
-            path=path,
-            hub=hub,
-            mapping=mapping_from_dict(record.mapping) if record.mapping else None,
-            progress=progress,
-            name=record.name,
-            file_format=record.file_format,
-            kind=record.kind or None,
-            replace=record.replace,
-            user=record.created_by,
-            source=record.original_filename,
-            check=lambda: job_check(kind=IMPORT_JOB, job=record),
-        )
+        with job_heartbeat(kind=IMPORT_JOB, job=record):
+            result = dataset_import(
+                path=path,
+                hub=hub,
+                mapping=mapping_from_dict(record.mapping) if record.mapping else None,
+                progress=progress,
+                name=record.name,
+                file_format=record.file_format,
+                kind=record.kind or None,
+                replace=record.replace,
+                user=record.created_by,
+                source=record.original_filename,
+                check=lambda: job_check(kind=IMPORT_JOB, job=record),
+            )
     except JobCancelled:
         return job_finish(kind=IMPORT_JOB, job=record, status=DatasetImport.Status.CANCELLED)
     except ImportFailed as exc:

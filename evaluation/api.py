@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 
 from django.core.exceptions import ValidationError
@@ -343,9 +344,28 @@ class BenchmarkResultCsvApi(APIView):
     def get(self, request, run_id: int):
         run = get_object_or_404(BenchmarkRun, pk=run_id)
         rows = (
-            selectors.benchmark_result_list(run=run).values(*_db_fields(BENCHMARK_RESULT_FIELDS)).iterator()
+            selectors.benchmark_result_list(run=run)
+            .values(*_db_fields(BENCHMARK_RESULT_FIELDS), "raw")
+            .iterator()
         )
-        return csv_response(_renamed(rows), BENCHMARK_RESULT_FIELDS, f"benchmark-run-{run.pk}-results.csv")
+        return csv_response(
+            _with_raw(_renamed(rows)), BENCHMARK_RESULT_CSV_FIELDS, f"benchmark-run-{run.pk}-results.csv"
+        )
+
+
+# The CSV's columns: the result's fields, then what the model wrote and the rule that read it.
+BENCHMARK_RESULT_CSV_FIELDS = [*BENCHMARK_RESULT_FIELDS, "raw_output", "rule"]
+
+
+def _with_raw(rows: Iterable[dict]) -> Iterable[dict]:
+    """Each row with ``raw_output`` (the model's text; the options' log-probabilities as JSON in log-probability
+    and cloze modes) and ``rule`` (the extraction, match or cloze rule that produced the prediction)."""
+    for row in rows:
+        raw = row.pop("raw", None) or {}
+        output = raw.get("output")
+        if output is None and "logprobs" in raw:
+            output = json.dumps(raw["logprobs"])
+        yield {**row, "raw_output": output or "", "rule": raw.get("rule", "")}
 
 
 _FK_FIELDS = {"prompt", "response_a", "response_b", "question", "unit"}

@@ -360,6 +360,40 @@ class BenchmarkRunForm(_RunForm):
             "Completion suits base models; cloze scores each option's text without showing the options."
         ),
     )
+    match_rule = forms.ChoiceField(
+        label=_("Open QA match rule"),
+        choices=[
+            ("substring", _("The reference is a substring of the answer (LoraxBench)")),
+            ("whole_word", _("The reference occurs in the answer as whole words")),
+        ],
+        initial="substring",
+        required=False,
+        help_text=_(
+            "Open QA scored by substring. A number in the reference never matches inside a longer number."
+        ),
+    )
+    direction = forms.ChoiceField(
+        label=_("Translation direction"),
+        choices=[
+            ("to_source", _("From the local language into Indonesian (LoraxBench)")),
+            ("from_source", _("From Indonesian into the local language and register")),
+        ],
+        initial="to_source",
+        required=False,
+        help_text=_(
+            "Translation: which side of each unit the model translates; chrF++ is against the other."
+        ),
+    )
+    cloze_rule = forms.ChoiceField(
+        label=_("Cloze rule"),
+        choices=[
+            ("total", _("Highest total log-probability of the option (LoraxBench)")),
+            ("mean", _("Highest mean log-probability per token")),
+        ],
+        initial="total",
+        required=False,
+        help_text=_("Multiple choice in cloze mode."),
+    )
     judge_endpoint = forms.ModelChoiceField(
         label=_("Judge model"),
         queryset=_endpoints(),
@@ -420,7 +454,10 @@ class BenchmarkRunForm(_RunForm):
         "endpoint",
         "dataset",
         "scoring",
+        "match_rule",
+        "direction",
         "mode",
+        "cloze_rule",
         "judge_endpoint",
         "judge_language",
     ]
@@ -439,6 +476,13 @@ class BenchmarkRunForm(_RunForm):
             )
         )
         options["prompt_language"] = data["prompt_language"]
+        # Each rule is passed only where it applies: open QA by substring, multiple choice in cloze mode.
+        if data["task"] == BenchmarkRun.Task.OPEN_QA and data.get("scoring") in ("", "substring"):
+            options.update(_filled(data, ("match_rule",)))
+        if data["task"] == BenchmarkRun.Task.MCQ and data.get("mode") == BenchmarkRun.Mode.CLOZE:
+            options.update(_filled(data, ("cloze_rule",)))
+        if data["task"] == BenchmarkRun.Task.TRANSLATION:
+            options.update(_filled(data, ("direction",)))
         if data.get("back_translate"):
             options["back_translate"] = True
         if data.get("judge_endpoint"):

@@ -582,6 +582,13 @@ class RunChunk(models.Model):
     )
     started_at = models.DateTimeField(null=True, blank=True, help_text=_("When its last attempt began."))
     finished_at = models.DateTimeField(null=True, blank=True)
+    worker_stopped_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text=_(
+            "When the worker running it was last heard from, once the sweep found that worker stopped."
+        ),
+    )
 
     class Meta:
         ordering = ["run_kind", "run_id", "index"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from itertools import combinations
 from typing import Any
 
@@ -13,7 +15,7 @@ from django.db.models import F, Q, QuerySet
 from annotation.models import Task
 from datasets_app.models import Prompt, Response
 from evaluation.domain.answer_extraction import REFUSAL_RULE
-from evaluation.domain.benchmark_metrics import accuracy_by, chrf_pp_corpus, mean_score_by
+from evaluation.domain.benchmark_metrics import accuracy_by, chrf_pp_corpus, chrf_pp_corpus_by, mean_score_by
 from evaluation.domain.judge_templates import (
     ASPECT_CATEGORIES,
     LANGUAGES,
@@ -34,6 +36,7 @@ from evaluation.models import (
     ModelEndpoint,
     PairVerdict,
     RunChunk,
+    RunStatus,
     validate_api_key_env,
     validate_base_url,
 )
@@ -264,6 +267,33 @@ def run_chunk_errors(*, run, limit: int = 20) -> list[dict[str, str]]:
     return errors[:limit]
 
 
+@dataclass(frozen=True)
+class ChunkRecovery:
+    """A chunk of a run whose worker stopped under it, sent again."""
+
+    index: int
+    stopped_at: datetime
+    attempt: int
+
+
+def run_chunk_recoveries(*, run) -> list[ChunkRecovery]:
+    """The run's chunks whose worker the sweep found stopped, with the attempt that ran (or will run) next."""
+    rows = (
+        RunChunk.objects.filter(run_kind=run.kind, run_id=run.pk, worker_stopped_at__isnull=False)
+        .order_by("index")
+        .values_list("index", "worker_stopped_at", "started_at", "attempts")
+    )
+    return [
+        # Not begun again since its worker stopped: the next attempt is still to come.
+        ChunkRecovery(
+            index=index + 1,
+            stopped_at=stopped_at,
+            attempt=attempts + (started_at is None or started_at <= stopped_at),
+        )
+        for index, stopped_at, started_at, attempts in rows
+    ]
+
+
 def judge_items_done(*, run: JudgeRun) -> int:
     """Items of a judge run with their results written: one pair verdict per pairwise item, one judgment
     per graded item. Counted from the result rows, which are written as items finish inside a chunk."""
@@ -273,15 +303,29 @@ def judge_items_done(*, run: JudgeRun) -> int:
 
 
 def run_live_progress(run):
-    """``run`` with its done count as of now: an active judge run counts its finished items (the counts on
-    the row move only when a whole chunk commits). One query for an active judge run, none otherwise."""
-    if isinstance(run, JudgeRun) and run.is_active:
+    """``run`` with its done count as of now: a judge run that has not succeeded (working, cancelled or
+    failed) counts its finished items, as the dashboard does (the counts on the row move only when a whole
+    chunk commits, so a chunk cut short by a cancel wrote results the row does not count). One query for
+    such a judge run, none otherwise."""
+    if isinstance(run, JudgeRun) and run.status != RunStatus.SUCCEEDED:
         run.n_done = max(run.n_done, judge_items_done(run=run))
     return run
 
 
 def judgment_list(*, run: JudgeRun) -> QuerySet[Judgment]:
     return Judgment.objects.filter(judge_run=run).select_related("response_a", "response_b").order_by("id")
+
+
+UNPARSED_SHOWN = 50
+
+
+def judgments_unparsed(*, run: JudgeRun, limit: int = UNPARSED_SHOWN) -> list[Judgment]:
+    """The run's first ``limit`` judgments whose output did not parse, with their raw output and reason."""
+    return list(
+        Judgment.objects.filter(judge_run=run, parse_status=Judgment.ParseStatus.ERROR)
+        .only("id", "target_key", "order", "turn", "parse_reason", "raw_output")
+        .order_by("id")[:limit]
+    )
 
 
 def pair_verdict_list(*, run: JudgeRun) -> QuerySet[PairVerdict]:
@@ -370,6 +414,22 @@ def benchmark_tables(*, run: BenchmarkRun, by: Sequence[str] | None = None) -> d
             done = frame[frame["reference"] != ""]
             if len(done):
                 tables["corpus_chrf_pp"] = chrf_pp_corpus(list(done["prediction"]), list(done["reference"]))
+                # LoraxBench's table: corpus chrF++ per language (and per language and register), with the
+                # mean over languages as its average column.
+                hypotheses, references = list(done["prediction"]), list(done["reference"])
+                languages = [str(language or "") for language in done["language"]]
+                with_register = [
+                    f"{language} / {register}" if isinstance(register, str) and register else language
+                    for language, register in zip(languages, done["register"], strict=True)
+                ]
+                tables["corpus_chrf_pp_by_language"] = chrf_pp_corpus_by(hypotheses, references, languages)
+                tables["corpus_chrf_pp_by_language_register"] = chrf_pp_corpus_by(
+                    hypotheses, references, with_register
+                )
+                per_language = tables["corpus_chrf_pp_by_language"]
+                tables["corpus_chrf_pp_language_mean"] = sum(r["corpus_chrf_pp"] for r in per_language) / len(
+                    per_language
+                )
     else:
         tables["overall"] = accuracy_by(frame, by=()).to_dict("records")
         tables["by"] = {col: accuracy_by(frame, by=[col]).to_dict("records") for col in by}

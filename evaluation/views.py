@@ -109,7 +109,12 @@ def run_list(request):
 def run_detail(request, kind: str, run_id: int):
     """The run page; htmx polls it for the ``progress`` fragment while the run is active."""
     run = selectors.run_live_progress(_run_or_404(kind, run_id))
-    context = {"run": run, "kind": kind, "errors": selectors.run_chunk_errors(run=run)}
+    context = {
+        "run": run,
+        "kind": kind,
+        "errors": selectors.run_chunk_errors(run=run),
+        "recoveries": selectors.run_chunk_recoveries(run=run),
+    }
     if request.htmx and request.GET.get("fragment") == "progress":
         return render(request, "evaluation/run.html#progress", context)
     if kind == "judge":
@@ -122,6 +127,7 @@ def run_detail(request, kind: str, run_id: int):
                 (PairVerdict.Consistency(c).label, n) for c, n in summary.get("consistency", {}).items()
             ],
         }
+        context["unparsed"] = selectors.judgments_unparsed(run=run) if summary["n_parse_errors"] else []
         rows = (
             selectors.pair_verdict_list(run=run)
             if run.judge_kind == "pairwise"

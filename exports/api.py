@@ -70,8 +70,8 @@ class ExportInputSerializer(serializers.Serializer):
         choices=PROVENANCES,
         default="",
         allow_blank=True,
-        help_text="Who gave the answers, for the dataset card (default expert); simulated annotators are "
-        "detected and declared whatever is sent.",
+        help_text="Who gave the answers, for the dataset card (default unstated: the card says who the "
+        "annotators were was not stated); simulated annotators are detected and declared whatever is sent.",
     )
     license = serializers.CharField(default="", allow_blank=True)
     pretty_name = serializers.CharField(default="", allow_blank=True)

@@ -50,6 +50,8 @@ class Export(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     task_id = models.CharField(max_length=64, blank=True)
     cancel_requested = models.BooleanField(default=False)
+    # When the worker running it was last heard from, once the sweep or a cancel found that worker stopped.
+    worker_stopped_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -33,7 +33,16 @@ from django.db.models import Count, Q, QuerySet, Sum
 from accounts import roles
 from annotation.domain import rubrics as default_rubrics
 from annotation.domain.submission import ALL_BAD
-from annotation.models import RATING_KINDS, Annotation, Assignment, Project, Rubric, Task, TranslationRound
+from annotation.models import (
+    RATING_KINDS,
+    Annotation,
+    Assignment,
+    Project,
+    QuestionRound,
+    Rubric,
+    Task,
+    TranslationRound,
+)
 from datasets_app.models import Prompt, Question, Response, TranslationUnit
 from exports.models import Export
 
@@ -403,25 +412,47 @@ def votes_frame(project: Project, *, chunk_rows: int = CHUNK_ROWS) -> pd.DataFra
     return pd.concat(parts, ignore_index=True)
 
 
-def annotator_counts(project: Project) -> tuple[int, int]:
-    """``(annotators, simulated annotators)`` among those whose counted answers an export reads.
+def simulated_user(path: str) -> Q:
+    """Rows whose user at ``path`` is simulated: the last name ``accounts.roles.SIMULATED_LAST_NAME`` and
+    no usable password (Django marks one with a leading ``!``), as the demo makes its stand-ins."""
+    return Q(
+        **{
+            f"{path}__last_name": roles.SIMULATED_LAST_NAME,
+            f"{path}__password__startswith": UNUSABLE_PASSWORD_PREFIX,
+        }
+    )
 
-    A simulated annotator (see ``accounts.roles.SIMULATED_LAST_NAME``) has that last name and no usable
-    password (Django marks one with a leading ``!``).
-    """
+
+def annotator_counts(project: Project) -> tuple[int, int]:
+    """``(annotators, simulated annotators)`` among those whose counted answers an export reads."""
     answered = current_annotations(project).values("assignment_id")
     counts = Assignment.objects.filter(project_id=project.pk, id__in=answered).aggregate(
         n=Count("annotator_id", distinct=True),
-        simulated=Count(
-            "annotator_id",
-            distinct=True,
-            filter=Q(
-                annotator__last_name=roles.SIMULATED_LAST_NAME,
-                annotator__password__startswith=UNUSABLE_PASSWORD_PREFIX,
-            ),
-        ),
+        simulated=Count("annotator_id", distinct=True, filter=simulated_user("annotator")),
     )
     return int(counts["n"] or 0), int(counts["simulated"] or 0)
+
+
+def work_counts(rows: QuerySet, *, user: str, unit: str = "id") -> dict[str, int]:
+    """Who did a piece of work: ``rows`` (distinct ``unit`` values), ``simulated_rows`` (those done by a
+    simulated user at the path ``user``), ``unrecorded_rows`` (no user: imported with a name only, or the
+    user was deleted), ``people`` and ``simulated`` (distinct users of each kind)."""
+    simulated = simulated_user(user)
+    counts = rows.order_by().aggregate(
+        rows=Count(unit, distinct=True),
+        simulated_rows=Count(unit, distinct=True, filter=simulated),
+        recorded_rows=Count(unit, distinct=True, filter=Q(**{f"{user}__isnull": False})),
+        users=Count(user, distinct=True),
+        simulated_users=Count(user, distinct=True, filter=simulated),
+    )
+    n = {key: int(value or 0) for key, value in counts.items()}
+    return {
+        "rows": n["rows"],
+        "simulated_rows": n["simulated_rows"],
+        "unrecorded_rows": n["rows"] - n["recorded_rows"],
+        "people": n["users"] - n["simulated_users"],
+        "simulated": n["simulated_users"],
+    }
 
 
 def annotation_count(project: Project) -> int:
@@ -646,6 +677,19 @@ def parallel_corpus_counts(project: Project) -> list[tuple[str, str, str, int]]:
     return sorted((s, t, r, n) for s, t, r, n in rows)
 
 
+def parallel_corpus_work(project: Project) -> dict[str, dict[str, int]]:
+    """Who translated the units of the final corpus, who gave the review verdicts on them, and who gave the
+    verdict that accepted each (``work_counts`` each)."""
+    units = corpus_units(project)
+    reviews = TranslationRound.objects.filter(unit__in=units).exclude(verdict="")
+    accepting = reviews.filter(verdict__in=(TranslationRound.Verdict.ACCEPT, TranslationRound.Verdict.FIX))
+    return {
+        "translations": work_counts(units, user="translator"),
+        "review_verdicts": work_counts(reviews, user="reviewer"),
+        "accepting_verdicts": work_counts(accepting, user="reviewer", unit="unit_id"),
+    }
+
+
 def parallel_corpus_chunks(project: Project, *, chunk_rows: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
     """The final corpus in unit order, one DataFrame (``PARALLEL_CORPUS_COLUMNS``) per page.
 
@@ -780,6 +824,20 @@ def question_set_counts(project: Project, *, max_ambiguous: int) -> dict[str, An
         "questions": sum(statuses.values()),
         "not_accepted": {s: n for s, n in sorted(statuses.items()) if s != Question.Status.ACCEPTED},
         "over_ambiguous": statuses.get(Question.Status.ACCEPTED, 0) - n_kept,
+    }
+
+
+def question_set_work(project: Project, *, max_ambiguous: int) -> dict[str, dict[str, int]]:
+    """Who wrote the questions of the final set, who accepted them and who answered them (the answers
+    ``n_answers`` counts), as ``work_counts`` each. Questions imported as accepted have no accepting
+    verdict."""
+    questions = question_set_questions(project, max_ambiguous=max_ambiguous)
+    answers = question_answers(project).filter(criterion="choice", assignment__task__question__in=questions)
+    accepting = QuestionRound.objects.filter(question__in=questions, verdict=QuestionRound.Verdict.ACCEPT)
+    return {
+        "questions": work_counts(questions, user="creator"),
+        "accepting_verdicts": work_counts(accepting, user="reviewer", unit="question_id"),
+        "answers": work_counts(answers, user="assignment__annotator"),
     }
 
 

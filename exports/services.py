@@ -30,6 +30,7 @@ import pandas as pd
 import pyarrow as pa
 from django.conf import settings
 from django.db import transaction
+from django.utils import translation
 from django.utils.text import slugify
 from django.utils.translation import gettext_noop
 from huggingface_hub import HfApi, get_token
@@ -43,6 +44,7 @@ from datasets_app.jobs import (
     job_cancel,
     job_check,
     job_finish,
+    job_heartbeat,
     job_retry,
     job_send,
     job_take,
@@ -58,6 +60,7 @@ from exports.domain.dataset_card import (
     render_dataset_card,
     render_yaml,
     size_category,
+    work_lines,
 )
 from exports.domain.preference_pairs import (
     ORDERINGS,
@@ -164,7 +167,8 @@ class ExportOptions:
     zip: bool = True
     # Question sets: a question flagged ambiguous by more answers than this is left out.
     max_ambiguous: int | None = None
-    # Who gave the answers: expert, crowd or simulated (empty: expert, unless every answer is simulated).
+    # Who gave the answers: expert, crowd or simulated (empty: unstated, and the card says so; simulated
+    # whenever every answer is).
     provenance: str = ""
     # Lowest and highest point of each weighted criterion, set when their scales differ (resolved).
     scales: Mapping[str, tuple[int, int]] | None = None
@@ -329,7 +333,7 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
         return replace(resolved, strategy=None, weights=None)
 
     strategy = options.strategy or DEFAULT_STRATEGY[project.kind]
-    allowed = _strategies_for(project)
+    allowed = strategies_for(project)
     if strategy not in STRATEGIES:
         errors["strategy"] = f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}"
     elif strategy not in allowed:
@@ -344,8 +348,7 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
             else Refusal(gettext_noop("a %(kind)s project has nothing to pair"), kind=project.kind)
         )
     scales = criterion_scales(project) if project.criteria else {}
-    # Criteria rated on named categories have no order: they cannot enter a score.
-    on_points = [c for c in project.criteria if not (c in scales and scales[c].categories)]
+    on_points = score_criteria(project).on_points
     weights = dict(options.weights) if options.weights else {c: 1.0 for c in on_points}
     bounds = None
     if strategy == "scores" and "strategy" not in errors:
@@ -402,14 +405,66 @@ def options_resolve(*, project: Project, options: ExportOptions) -> ExportOption
 
 
 def _provenance(project: Project, stated: str) -> str:
-    """The stated provenance, or ``expert``; ``simulated`` whenever every annotator was simulated.
+    """The stated provenance, or ``unstated``; ``simulated`` whenever every annotator was simulated.
 
     When only some annotators were simulated the card says how many, whatever was stated.
     """
     n_annotators, n_simulated = selectors.annotator_counts(project)
     if n_simulated and n_simulated == n_annotators:
         return "simulated"
-    return stated or "expert"
+    return stated or "unstated"
+
+
+@dataclass(frozen=True)
+class ScoreCriteria:
+    """A project's rated criteria as a score sees them: those rated on points can be weighed; those rated on
+    named categories (yes / no) have no order and never enter a score."""
+
+    on_points: list[str]
+    on_categories: dict[str, list[str]]
+
+    def left_out(self, weights: Mapping[str, float] | None) -> list[dict[str, Any]]:
+        """Rated criteria a score with these weights leaves out, each with why: ``categories`` (with the
+        category values) or ``not_weighted`` (rated on points, not named in the weights)."""
+        named = set(weights or ())
+        out: list[dict[str, Any]] = []
+        for criterion in [*self.on_points, *self.on_categories]:
+            if criterion in self.on_categories:
+                out.append(
+                    {"criterion": criterion, "reason": "categories", "values": self.on_categories[criterion]}
+                )
+            elif criterion not in named:
+                out.append({"criterion": criterion, "reason": "not_weighted", "values": []})
+        return out
+
+
+def score_criteria(project: Project) -> ScoreCriteria:
+    """Which of the project's criteria a score can weigh (in the project's order)."""
+    scales = criterion_scales(project) if project.criteria else {}
+    categories = {
+        c: [str(v) for v in scales[c].values]
+        for c in project.criteria
+        if c in scales and scales[c].categories
+    }
+    return ScoreCriteria(
+        on_points=[c for c in project.criteria if c not in categories], on_categories=categories
+    )
+
+
+LEFT_OUT_TEXT = {
+    "categories": (
+        "rated on named categories ({values}), which have no order, so it cannot enter a score (its answers "
+        "are in the raw annotation exports)"
+    ),
+    "not_weighted": "not named in the weights",
+}
+
+
+def _left_out_text(left_out: list[dict[str, Any]]) -> dict[str, str]:
+    return {
+        row["criterion"]: LEFT_OUT_TEXT[row["reason"]].format(values=", ".join(row["values"]))
+        for row in left_out
+    }
 
 
 def _corpus_options_resolve(*, project: Project, options: ExportOptions) -> ExportOptions:
@@ -447,7 +502,8 @@ def _corpus_options_resolve(*, project: Project, options: ExportOptions) -> Expo
     )
 
 
-def _strategies_for(project: Project) -> list[str]:
+def strategies_for(project: Project) -> list[str]:
+    """The pair strategies a rating project can export with (``scores`` only when it rates criteria)."""
     if project.kind == Project.Kind.PAIRWISE:
         return ["pairwise_majority"]
     if project.kind == Project.Kind.BEST_OF_N:
@@ -575,9 +631,12 @@ def export_preview(*, project: Project, options: ExportOptions) -> dict[str, Any
     data = project_data_read(project=project, options=options)
     result = pairs_build(data=data, options=options)
     splits, plan = _split(result.pairs, options)
+    weighed = dict(options.weights or {}) if options.strategy == "scores" else {}
     return {
         "format": options.kind,
         "strategy": options.strategy,
+        "weighed": weighed,
+        "left_out": score_criteria(project).left_out(weighed) if weighed else [],
         "pairs": result.counts.as_dict(),
         "split_rows": {name: len(frame) for name, frame in splits.items()},
         "categories": counts_by(splits, "category") if splits else {},
@@ -726,7 +785,8 @@ def export_run(*, export: Export, task_id: str | None = None) -> Export:
     export = taken.job
     Export.objects.filter(pk=export.pk).update(progress=1, stage="starting", error="")
     try:
-        _export_write(export)
+        with job_heartbeat(kind=EXPORT_JOB, job=export):
+            _export_write(export)
     except JobCancelled:
         job_finish(kind=EXPORT_JOB, job=export, status=Export.Status.CANCELLED)
     except Exception as exc:  # the row must say what went wrong, whatever it was
@@ -876,7 +936,7 @@ def _write_pairs(
     n_annotators, n_simulated = selectors.annotator_counts(project)
     # Simulated answers are always declared, whatever was stated when the export was created.
     provenance = (
-        "simulated" if n_simulated and n_simulated == n_annotators else options.provenance or "expert"
+        "simulated" if n_simulated and n_simulated == n_annotators else options.provenance or "unstated"
     )
     card_input = replace(
         card_input,
@@ -925,6 +985,12 @@ LAYOUT_TEXT = {
 }
 
 
+def _kind_name(project: Project) -> str:
+    """The project's kind as the (English) cards name it, whatever language is active in the worker."""
+    with translation.override("en"):
+        return str(project.get_kind_display()).lower()
+
+
 def _card_input(
     project: Project,
     options: ExportOptions,
@@ -944,7 +1010,7 @@ def _card_input(
     summary = " ".join(
         part
         for part in (
-            f'Preference pairs from the {project.get_kind_display().lower()} project "{project.name}" '
+            f'Preference pairs from the {_kind_name(project)} project "{project.name}" '
             f'over the dataset "{project.dataset.name}", exported by Timbang.',
             project.description.strip(),
             LAYOUT_TEXT[options.kind],
@@ -960,6 +1026,15 @@ def _card_input(
         "project_id": project.pk,
         "dataset_id": project.dataset_id,
     }
+    # Only what shaped this export: weights, ordering and scales make a score; a turn and reliability
+    # weights apply to pairwise votes.
+    unused = set()
+    if options.strategy != "scores":
+        unused |= {"weights", "ordering", "scales"}
+    if options.strategy != "pairwise_majority":
+        unused |= {"turn", "reliability_weights"}
+    parameters = {key: value for key, value in parameters.items() if key not in unused}
+    left_out = score_criteria(project).left_out(options.weights) if options.strategy == "scores" else []
     return CardInput(
         pretty_name=options.pretty_name,
         license=options.license,
@@ -967,6 +1042,7 @@ def _card_input(
         split_rows={name: len(frame) for name, frame in splits.items()},
         summary=summary,
         parameters=parameters,
+        left_out_criteria=_left_out_text(left_out),
         pair_counts=result.counts.as_dict(),
         rubric_version=rubric_version,
         rubrics=selectors.rubric_texts(project, categories),
@@ -1022,7 +1098,7 @@ def _raw_card(project: Project, options: ExportOptions, name: str, rows: int) ->
     lines = [
         f"# {options.pretty_name}",
         "",
-        f'Raw annotations of the {project.get_kind_display().lower()} project "{project.name}", one row per '
+        f'Raw annotations of the {_kind_name(project)} project "{project.name}", one row per '
         f"value in long format ({rows:,} rows): the current answer of every submitted task, gold items "
         "flagged. Annotators appear under pseudonyms only.",
         "",
@@ -1073,9 +1149,16 @@ def corpus_counts(*, project: Project, options: ExportOptions) -> dict[str, Any]
     """What a corpus export with these (resolved) options writes, from aggregate queries."""
     if options.kind == PARALLEL_CORPUS:
         groups = selectors.parallel_corpus_counts(project)
-        return _parallel_corpus_summary(options, {(s, t, r): n for s, t, r, n in groups})
-    counts = selectors.question_set_counts(project, max_ambiguous=int(options.max_ambiguous or 0))
-    return {"format": options.kind, **counts, "max_ambiguous": options.max_ambiguous}
+        summary = _parallel_corpus_summary(options, {(s, t, r): n for s, t, r, n in groups})
+        return {**summary, "work": selectors.parallel_corpus_work(project)}
+    limit = int(options.max_ambiguous or 0)
+    counts = selectors.question_set_counts(project, max_ambiguous=limit)
+    return {
+        "format": options.kind,
+        **counts,
+        "max_ambiguous": options.max_ambiguous,
+        "work": selectors.question_set_work(project, max_ambiguous=limit),
+    }
 
 
 def _parallel_corpus_summary(options: ExportOptions, groups: Mapping[tuple[str, str, str], int]) -> dict:
@@ -1122,6 +1205,7 @@ def _write_parallel_corpus(*, project: Project, options: ExportOptions, folder: 
 
     def card(tally: Mapping[tuple, int]) -> str:
         summary.update(_parallel_corpus_summary(options, tally))
+        summary["work"] = selectors.parallel_corpus_work(project)
         return _parallel_corpus_card(project, options, summary)
 
     _corpus_folder_write(
@@ -1160,6 +1244,7 @@ def _write_question_set(*, project: Project, options: ExportOptions, folder: Pat
                 "categories": categories,
                 "languages": languages,
                 "max_ambiguous": options.max_ambiguous,
+                "work": selectors.question_set_work(project, max_ambiguous=limit),
             }
         )
         return _question_set_card(project, options, summary)
@@ -1193,6 +1278,27 @@ def _corpus_header(
     )
 
 
+def _reviewed_tags(done: Mapping[str, int]) -> list[str]:
+    """``human-reviewed`` only when people gave some of the accepting verdicts."""
+    by_people = done["rows"] - done["simulated_rows"] - done["unrecorded_rows"]
+    return ["human-reviewed"] if by_people else []
+
+
+def _simulated_tags(work: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """``simulated-annotators`` whenever simulated annotators did some of the work."""
+    return ["simulated-annotators"] if any(c["simulated_rows"] for c in work.values()) else []
+
+
+def _were(n: int) -> str:
+    return f"{n:,} was" if n == 1 else f"{n:,} were"
+
+
+UNRECORDED_NOTE = (
+    "*Person not recorded*: imported with a name only (or by no one named), or done by an account since "
+    "deleted."
+)
+
+
 def _parameters_lines(project: Project, options: ExportOptions, keys: tuple[str, ...]) -> list[str]:
     data = options.as_dict()
     values = {"format": options.kind, "project_id": project.pk, "dataset_id": project.dataset_id}
@@ -1216,24 +1322,53 @@ PARALLEL_CORPUS_COLUMN_TEXT = {
 def _parallel_corpus_card(project: Project, options: ExportOptions, summary: Mapping[str, Any]) -> str:
     groups = summary["groups"]
     languages = sorted({g["source_language"] for g in groups} | {g["target_language"] for g in groups})
+    work = summary["work"]
     header = _corpus_header(
         options,
         languages=languages,
         rows=summary["rows"],
-        extra={"task_categories": ["translation"], "tags": ["parallel-corpus", "human-reviewed"]},
+        extra={
+            "task_categories": ["translation"],
+            "tags": [
+                "parallel-corpus",
+                *_reviewed_tags(work["accepting_verdicts"]),
+                *_simulated_tags(work),
+            ],
+        },
     )
+    unreviewed = summary["rows"] - work["accepting_verdicts"]["rows"]
     by_target: dict[str, int] = {}
     for g in groups:
         by_target[g["target_language"]] = by_target.get(g["target_language"], 0) + g["rows"]
     lines = [
         f"# {options.pretty_name}",
         "",
-        f'The final parallel corpus of the {project.get_kind_display().lower()} project "{project.name}" over '
+        f'The final parallel corpus of the {_kind_name(project)} project "{project.name}" over '
         f'the dataset "{project.dataset.name}", exported by Timbang: {summary["rows"]:,} source texts with '
-        "their accepted translation. Each translation was written by a native speaker and checked by another "
-        "one, who accepted it as it was or corrected it; a rejected translation went back to its translator "
-        "with the reviewer's error categories until it was accepted. Units still being translated or reviewed "
-        "are not included. Translators appear under pseudonyms only.",
+        "their accepted translation. A reviewer checked each translation written in Timbang and accepted it "
+        "as it was or corrected it; a rejected translation went back to its translator with the reviewer's "
+        "error categories until it was accepted. Units still being translated or reviewed are not included. "
+        "Translators appear under pseudonyms only.",
+        "",
+        "## Who did the work",
+        "",
+        *work_lines(
+            [
+                ("translations (units)", work["translations"]),
+                ("review verdicts (every round)", work["review_verdicts"]),
+                ("accepting verdicts (units)", work["accepting_verdicts"]),
+            ]
+        ),
+        *(
+            [
+                f"Of the {summary['rows']:,} units, {_were(unreviewed)} imported as already accepted and not "
+                "reviewed in Timbang.",
+                "",
+            ]
+            if unreviewed
+            else []
+        ),
+        UNRECORDED_NOTE,
         "",
         "## Columns",
         "",
@@ -1295,9 +1430,15 @@ def _question_set_card(project: Project, options: ExportOptions, summary: Mappin
         extra={
             "task_categories": ["multiple-choice", "question-answering"],
             "task_ids": ["multiple-choice-qa"],
-            "tags": ["cultural-knowledge", "human-reviewed"],
+            "tags": [
+                "cultural-knowledge",
+                *_reviewed_tags(summary["work"]["accepting_verdicts"]),
+                *_simulated_tags(summary["work"]),
+            ],
         },
     )
+    work = summary["work"]
+    unreviewed = summary["rows"] - work["accepting_verdicts"]["rows"]
     source = (
         "this project's answers"
         if project.kind == Project.Kind.MCQ_ANSWER
@@ -1307,11 +1448,40 @@ def _question_set_card(project: Project, options: ExportOptions, summary: Mappin
     lines = [
         f"# {options.pretty_name}",
         "",
-        f'The final question set of the {project.get_kind_display().lower()} project "{project.name}" over '
+        f'The final question set of the {_kind_name(project)} project "{project.name}" over '
         f'the dataset "{project.dataset.name}", exported by Timbang: {summary["rows"]:,} multiple-choice '
         "questions (five options, one key). Questions written in Timbang were checked by a reviewer who "
         "accepted them or returned them to their author; accepted questions were answered by annotators who "
         "are not their author, who could flag a question as ambiguous. Authors appear under pseudonyms only.",
+        "",
+        "## Who did the work",
+        "",
+        *work_lines(
+            [
+                ("questions written", work["questions"]),
+                ("accepting verdicts (questions)", work["accepting_verdicts"]),
+                ("answers (`n_answers`)", work["answers"]),
+            ]
+        ),
+        *(
+            [
+                f"Of the {summary['rows']:,} questions, {_were(unreviewed)} imported as already accepted and "
+                "not reviewed in Timbang.",
+                "",
+            ]
+            if unreviewed
+            else []
+        ),
+        *(
+            [
+                "Answers by simulated annotators count in `n_answers`, `accuracy` and `n_ambiguous`, and "
+                "their ambiguity flags count toward the exclusion rule below.",
+                "",
+            ]
+            if work["answers"]["simulated_rows"]
+            else []
+        ),
+        UNRECORDED_NOTE,
         "",
         "## Exclusion rule",
         "",

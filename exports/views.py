@@ -41,6 +41,8 @@ from exports.services import (
     export_retry,
     kinds_for,
     parse_weights,
+    score_criteria,
+    strategies_for,
 )
 
 STRATEGY_LABELS = {
@@ -57,11 +59,7 @@ ORDERING_LABELS = {
 class ExportForm(forms.Form):
     kind = forms.ChoiceField(label=_("Format"), choices=Export.Kind.choices, initial="hf")
     strategy = forms.ChoiceField(label=_("Strategy"), required=False)
-    weights = forms.CharField(
-        label=_("Criterion weights"),
-        required=False,
-        help_text=_("For the scores strategy, e.g. relevance=2,fluency=1; empty: every criterion weighs 1."),
-    )
+    weights = forms.CharField(label=_("Criterion weights"), required=False)
     ordering = forms.ChoiceField(
         label=_("Ordering"), choices=[(o, ORDERING_LABELS[o]) for o in ORDERINGS], initial="weighted"
     )
@@ -85,13 +83,18 @@ class ExportForm(forms.Form):
     seed = forms.IntegerField(label=_("Seed"), min_value=0, required=False)
     provenance = forms.ChoiceField(
         label=_("Who gave the answers"),
+        required=False,
         choices=[
+            ("", _("Not stated")),
             ("expert", _("Native speakers or experts")),
             ("crowd", _("Crowd workers")),
             ("simulated", _("Simulated (no person)")),
         ],
-        initial="expert",
-        help_text=_("Written on the dataset card. Simulated annotators are found and declared in any case."),
+        initial="",
+        help_text=_(
+            "Written on the dataset card (when not stated, the card says so). Simulated annotators are found "
+            "and declared in any case."
+        ),
     )
     license = forms.CharField(label=_("License"), required=False, max_length=100)
     pretty_name = forms.CharField(label=_("Dataset name"), required=False, max_length=200)
@@ -132,6 +135,11 @@ class ExportForm(forms.Form):
             return
         if project.kind != Project.Kind.PAIRWISE:
             del self.fields["reliability_weights"]
+        if "scores" in strategies_for(project):
+            self.fields["weights"].help_text = _weights_help(project)
+        else:
+            # Nothing to weigh: pairwise votes and best-of-N picks are not scores.
+            del self.fields["weights"], self.fields["ordering"]
         facets = selectors.project_facets(project)
         for name, column in (
             ("categories", "category"),
@@ -167,8 +175,8 @@ class ExportForm(forms.Form):
         return ExportOptions(
             kind=data["kind"],
             strategy=data["strategy"] or None,
-            weights=data["weights"],
-            ordering=data["ordering"],
+            weights=data.get("weights"),
+            ordering=data.get("ordering") or "weighted",
             min_margin=data["min_margin"] or 0.0,
             min_annotators=data["min_annotators"] or 1,
             min_agreement=data["min_agreement"],
@@ -178,10 +186,46 @@ class ExportForm(forms.Form):
             reliability_weights=bool(data.get("reliability_weights")),
             test_size=data["test_size"] or 0.0,
             seed=data["seed"],
-            provenance=data["provenance"],
+            provenance=data["provenance"] or "",
             license=data["license"],
             pretty_name=data["pretty_name"],
         )
+
+
+def _weights_help(project: Project) -> str:
+    """What an empty weights field means for this project: which criteria weigh 1 and which are left out."""
+    criteria = score_criteria(project)
+    text = _("For the scores strategy, e.g. relevance=2,fluency=1; empty: %(points)s weigh 1 each.") % {
+        "points": ", ".join(criteria.on_points) or "-"
+    }
+    if criteria.on_categories:
+        text += " " + _(
+            "Left out of every score: %(named)s (rated on named categories, which have no order)."
+        ) % {"named": ", ".join(criteria.on_categories)}
+    return text
+
+
+WORK_LABELS = {
+    "translations": _("Translations (units)"),
+    "review_verdicts": _("Review verdicts (every round)"),
+    "accepting_verdicts": _("Accepting verdicts"),
+    "questions": _("Questions written"),
+    "answers": _("Answers"),
+}
+
+
+def _work_rows(preview: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The corpus preview's who-did-the-work rows, labelled in the page's language."""
+    work = (preview or {}).get("work") or {}
+    return [
+        {
+            "label": WORK_LABELS[key],
+            "rows": c["rows"],
+            "by_people": c["rows"] - c["simulated_rows"] - c["unrecorded_rows"],
+            **c,
+        }
+        for key, c in work.items()
+    ]
 
 
 _FIELD_OF_OPTION = {"format": "kind", "split": "test_size", "push_to_hub": "push_to_hub"}
@@ -261,7 +305,13 @@ def export_preview_view(request: HttpRequest, project_id: int) -> HttpResponse:
             error = str(exc)
     else:
         error = "; ".join(_named(form, k, " ".join(v)) for k, v in form.errors.items())
-    context = {"project": project, "form": form, "preview": preview, "preview_error": error}
+    context = {
+        "project": project,
+        "form": form,
+        "preview": preview,
+        "preview_error": error,
+        "work_rows": _work_rows(preview),
+    }
     template = "exports/new.html#preview" if request.htmx else "exports/new.html"
     return render(request, template, context)
 

@@ -28,7 +28,8 @@ ELO_CENTRE = 1000.0
 class BradleyTerry:
     """Fitted ratings: one row per model (model, rating, strength, wins, games[, ci_low, ci_high]).
 
-    ``strength`` sums to 1 over models; ``wins`` includes half wins for ties; ``n_failed_draws`` is
+    ``strength`` sums to 1 over models; ``wins`` includes half wins for ties (a float), ``games`` is a
+    whole number of comparisons; ``n_failed_draws`` is
     the number of bootstrap resamples whose estimate did not exist.
     """
 
@@ -126,7 +127,7 @@ def bradley_terry(
             "rating": _to_rating(strength),
             "strength": strength,
             "wins": wins.sum(axis=1),
-            "games": games.sum(axis=1),
+            "games": np.rint(games.sum(axis=1)).astype(np.int64),  # a tie adds half to each side: whole
         }
     )
     failed = 0

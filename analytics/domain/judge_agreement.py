@@ -203,36 +203,66 @@ def verdicts_from_scores(
     return out
 
 
+# How an ensemble treats an item some of its judges did not score: ``all_judges`` (SeaBench's rule: the
+# item counts for the ensemble only when every judge scored it) or ``any_parsed`` (the mean of the judges
+# that did; an item none scored has no score and its verdict is an error).
+ENSEMBLE_RULES = ("all_judges", "any_parsed")
+
+
 @dataclass(frozen=True)
 class Ensemble:
-    """Averaged scores (keys, score_a, score_b, n_judges) and how many judgments were left out."""
+    """Averaged scores (keys, score_a, score_b, n_judges) and the counts behind them: judgments left out
+    (a missing score), items with no parsed judgment at all, items left out by the rule, and items used."""
 
     scores: pd.DataFrame
     n_left_out: int
     n_items_without_score: int
+    rule: str = "all_judges"
+    n_items_excluded: int = 0
+    n_items_used: int = 0
 
 
 def ensemble_scores(
-    scores: pd.DataFrame, *, keys: Sequence[str] = ("item",), judges: Sequence[str] | None = None
+    scores: pd.DataFrame,
+    *,
+    keys: Sequence[str] = ("item",),
+    judges: Sequence[str] | None = None,
+    rule: str = "all_judges",
 ) -> Ensemble:
     """Average several judges' scores per item before turning them into a verdict.
 
-    ``scores`` has the keys, ``judge``, ``score_a`` and ``score_b``. A judgment with either score
-    missing (failed parse) is left out of the average and counted in ``n_left_out``; an item left with
-    no judgment keeps NaN scores (its verdict becomes ``error``) and is counted too.
+    ``scores`` has the keys, ``judge``, ``score_a`` and ``score_b``; the ensemble's members are ``judges``
+    (default: every judge in ``scores``). A judgment with either score missing (failed parse) is left out
+    and counted in ``n_left_out``. By ``rule`` (:data:`ENSEMBLE_RULES`): under ``all_judges`` an item
+    that some member did not score (unparsed, or not judged) is left out of the ensemble altogether
+    (``n_items_excluded``); under ``any_parsed`` the item takes the mean of the members that scored it, and
+    an item none scored keeps NaN scores (its verdict becomes ``error``).
     """
+    if rule not in ENSEMBLE_RULES:
+        raise ValueError(f"unknown ensemble rule {rule!r}; expected one of {', '.join(ENSEMBLE_RULES)}")
     frame = scores if judges is None else scores.loc[scores["judge"].isin(judges)]
+    members = frame["judge"].nunique() if judges is None else len(set(judges))
     valid = frame["score_a"].notna() & frame["score_b"].notna()
-    averaged = frame.loc[valid].groupby(list(keys), sort=True)[["score_a", "score_b"]].mean()
-    n_judges = frame.loc[valid].groupby(list(keys), sort=True).size().rename("n_judges")
+    parsed = frame.loc[valid].groupby(list(keys), sort=True)
+    averaged = parsed[["score_a", "score_b"]].mean()
+    n_judges = parsed["judge"].nunique().rename("n_judges")
     every_item = frame[list(keys)].drop_duplicates().set_index(list(keys)).index
     averaged = averaged.join(n_judges).reindex(every_item)
     averaged["n_judges"] = averaged["n_judges"].fillna(0).astype(int)
     out = averaged.reset_index()
+    n_without = int((out["n_judges"] == 0).sum())
+    excluded = 0
+    if rule == "all_judges":
+        complete = out["n_judges"] == members
+        excluded = int((~complete).sum())
+        out = out.loc[complete].reset_index(drop=True)
     return Ensemble(
         scores=out,
         n_left_out=int((~valid).sum()),
-        n_items_without_score=int((out["n_judges"] == 0).sum()),
+        n_items_without_score=n_without,
+        rule=rule,
+        n_items_excluded=excluded,
+        n_items_used=int(out["n_judges"].gt(0).sum()),
     )
 
 
@@ -301,8 +331,9 @@ def judge_accuracy(
     table["accuracy_raw"] = [_ratio(c, n) for c, n in zip(table["n_correct"], table["n"], strict=True)]
     n_valid = int(merged["valid"].sum())
     n_correct = int(merged["correct"].sum())
-    defined = [a for a in table["accuracy"] if a is not None]
-    defined_raw = [a for a in table["accuracy_raw"] if a is not None]
+    # A category without a valid verdict has no valid-only accuracy (the column holds NaN there).
+    defined = [float(a) for a in table["accuracy"] if pd.notna(a)]
+    defined_raw = [float(a) for a in table["accuracy_raw"] if pd.notna(a)]
     return JudgeAccuracy(
         accuracy=_ratio(n_correct, n_valid),
         accuracy_raw=_ratio(n_correct, len(merged)),

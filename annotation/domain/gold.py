@@ -160,3 +160,18 @@ def gold_accuracy(rows: Iterable[Mapping[str, object]]) -> dict[Hashable, GoldAc
         )
         for annotator, values in scores.items()
     }
+
+
+def qualification_settings_from(settings: Mapping[str, object] | None) -> tuple[int, float]:
+    """(number of gold tasks in a project's qualification set, pass mark as a share) from its quality
+    settings; (0, _) when none is required."""
+    settings = settings or {}
+    return int(settings.get("qualification_n", 0) or 0), float(settings.get("qualification_pass", 0.8))  # type: ignore[arg-type]
+
+
+def qualification_outcome(*, n_required: int, pass_mark: float, n_done: int, mean_score: float | None) -> str:
+    """``passed`` or ``failed`` once an annotator has submitted the ``n_required`` tasks of the set (a set
+    with no scorable answer fails), ``""`` before that or when no set is required."""
+    if n_required == 0 or n_done < n_required:
+        return ""
+    return "passed" if mean_score is not None and mean_score >= pass_mark else "failed"

@@ -148,11 +148,15 @@ def position_bias(shown_first: Sequence[bool]) -> tuple[float | None, float | No
     return k / n, binomial_two_sided_p(k, n)
 
 
-def signal_flags(signals: QualitySignals, thresholds: QualityThresholds) -> list[str]:
-    """Names of the signals past their thresholds (empty below ``min_tasks`` tasks)."""
+def signal_flags(
+    signals: QualitySignals, thresholds: QualityThresholds, *, qualification_failed: bool = False
+) -> list[str]:
+    """Names of the signals past their thresholds (none below ``min_tasks`` tasks), after
+    ``qualification`` for an annotator who failed the qualification set: they get no real tasks, so no
+    other signal would ever flag them."""
+    flags = ["qualification"] if qualification_failed else []
     if signals.n_tasks < thresholds.min_tasks:
-        return []
-    flags = []
+        return flags
     if signals.gold_accuracy is not None and signals.gold_accuracy < thresholds.gold_accuracy_min:
         flags.append("gold")
     if signals.straight_share is not None and signals.straight_share > thresholds.straight_share_max:

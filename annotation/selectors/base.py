@@ -4,16 +4,29 @@ import json
 from collections.abc import Sequence
 
 from django.db import connection
+from django.db.models import Q
 
 from annotation.models import Assignment
 from datasets_app.models import Response
 
-__all__ = ["done_count", "response_turns"]
+__all__ = ["DONE", "SENT_BACK", "done_count", "sent_back_count", "response_turns"]
+
+# An annotator's progress counts their submitted real tasks, and those they reopened themselves to change
+# (an edit keeps the time of its last submission); work a reviewer sent back counts as sent back instead.
+DONE = Q(status=Assignment.Status.SUBMITTED) | Q(
+    status=Assignment.Status.ASSIGNED, submitted_at__isnull=False
+)
+SENT_BACK = Q(status=Assignment.Status.ASSIGNED, round__gt=1, submitted_at__isnull=True)
 
 
 def done_count(*, project_id: int, user_id: int) -> int:
+    return Assignment.objects.filter(DONE, project_id=project_id, annotator_id=user_id, is_gold=False).count()
+
+
+def sent_back_count(*, project_id: int, user_id: int) -> int:
+    """The caller's real tasks a reviewer sent back, waiting for their revision."""
     return Assignment.objects.filter(
-        project_id=project_id, annotator_id=user_id, status=Assignment.Status.SUBMITTED, is_gold=False
+        SENT_BACK, project_id=project_id, annotator_id=user_id, is_gold=False
     ).count()
 
 

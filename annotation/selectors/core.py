@@ -35,7 +35,7 @@ from annotation.models import (
     Rubric,
     Task,
 )
-from annotation.selectors.base import done_count, response_turns
+from annotation.selectors.base import DONE, SENT_BACK, done_count, response_turns
 from annotation.selectors.jobs import job_task_view
 
 __all__ = [
@@ -378,6 +378,7 @@ class AnnotatorProject:
     group_name: str
     done: int
     total: int
+    sent_back: int = 0
 
     @property
     def percent(self) -> int:
@@ -386,27 +387,29 @@ class AnnotatorProject:
 
 def annotator_projects(*, user: AbstractBaseUser) -> list[AnnotatorProject]:
     """Active and paused projects the user annotates in, with their own progress (one query)."""
-    done = (
-        Assignment.objects.filter(
-            project_id=OuterRef("project_id"),
-            annotator_id=user.pk,
-            status=Assignment.Status.SUBMITTED,
-            is_gold=False,
+
+    def own(condition: Q) -> Subquery:
+        return Subquery(
+            Assignment.objects.filter(
+                condition, project_id=OuterRef("project_id"), annotator_id=user.pk, is_gold=False
+            )
+            .order_by()
+            .values("project_id")
+            .annotate(n=Count("id"))
+            .values("n")
         )
-        .order_by()
-        .values("project_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
+
     memberships = (
         Membership.objects.filter(
             user_id=user.pk, project__status__in=[Project.Status.ACTIVE, Project.Status.PAUSED]
         )
         .select_related("project", "group")
-        .annotate(done=Coalesce(Subquery(done), 0))
+        .annotate(done=Coalesce(own(DONE), 0), sent_back=Coalesce(own(SENT_BACK), 0))
         .order_by("-project__created_at", "-project_id")
     )
-    return [AnnotatorProject(m.project, m.group.name, m.done, m.project.n_tasks) for m in memberships]
+    return [
+        AnnotatorProject(m.project, m.group.name, m.done, m.project.n_tasks, m.sent_back) for m in memberships
+    ]
 
 
 def membership_for(*, project_id: int, user: AbstractBaseUser) -> Membership | None:

@@ -274,7 +274,12 @@ def _mcq_item(assignment: Assignment) -> tuple[dict, dict]:
     question = assignment.task.question
     item = {
         "question": question.text,
-        "choices": [{"label": label, "text": question.choices.get(label, "")} for label in CHOICE_LABELS],
+        # A question has its own number of options (id-csqa A-E, SeaExam A-D).
+        "choices": [
+            {"label": label, "text": question.choices[label]}
+            for label in CHOICE_LABELS
+            if label in question.choices
+        ],
         "category": question.category,
         "language": question.language,
     }

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
+from django.db.models import Count
+from django.utils.translation import gettext_lazy
 
+from annotation.domain.gold import qualification_outcome, qualification_settings_from
 from annotation.domain.quality import (
     QualitySignals,
     QualityThresholds,
@@ -27,6 +30,7 @@ from annotation.models import Annotation, Assignment, Membership, Project
 from annotation.selectors.core import gold_scores
 
 __all__ = [
+    "FLAG_LABELS",
     "QUALITY_COLUMNS",
     "QualityReport",
     "annotator_reliability",
@@ -64,6 +68,15 @@ FROM (
 ) per_task
 GROUP BY annotator_id
 """
+# What the project page shows for each flag's code (the API and the CSV give the codes).
+FLAG_LABELS = {
+    "qualification": gettext_lazy("failed qualification"),
+    "gold": gettext_lazy("gold accuracy"),
+    "straight_lining": gettext_lazy("straight-lining"),
+    "spread": gettext_lazy("narrow spread"),
+    "speed": gettext_lazy("too fast"),
+    "position": gettext_lazy("position bias"),
+}
 # Columns of the API rows and the CSV, in order.
 QUALITY_COLUMNS = (
     "annotator",
@@ -134,6 +147,16 @@ def quality_report(*, project: Project) -> QualityReport:
     project_median = statistics.median(all_seconds) if all_seconds else None
     reliability = _reliability(counted)
     gold = gold_scores(project=project)
+    n_required, pass_mark = qualification_settings_from(project.quality_settings)
+    gold_done: dict[int, int] = {}
+    if n_required:
+        gold_done = dict(
+            Assignment.objects.filter(project=project, is_gold=True, status=Assignment.Status.SUBMITTED)
+            .order_by()
+            .values("annotator_id")
+            .annotate(n=Count("id"))
+            .values_list("annotator_id", "n")
+        )
     result = []
     for membership in (
         Membership.objects.filter(project=project)
@@ -157,6 +180,18 @@ def quality_report(*, project: Project) -> QualityReport:
             n_position_votes=len(first_votes.get(uid, [])),
             position_p=p,
         )
+        # Read from the answers: a refused claim rolls back what it noted on the membership.
+        failed = membership.qualification == "failed" or (
+            membership.qualification != "passed"
+            and qualification_outcome(
+                n_required=n_required,
+                pass_mark=pass_mark,
+                n_done=gold_done.get(uid, 0),
+                mean_score=accuracy.mean_score if accuracy else None,
+            )
+            == "failed"
+        )
+        flags = signal_flags(signals, thresholds, qualification_failed=failed)
         result.append(
             {
                 "user_id": uid,
@@ -165,7 +200,8 @@ def quality_report(*, project: Project) -> QualityReport:
                 "simulated": membership.is_simulated,
                 "signals": signals,
                 "reliability": reliability.get(uid),
-                "flags": signal_flags(signals, thresholds),
+                "flags": flags,
+                "flag_labels": [FLAG_LABELS.get(flag, flag) for flag in flags],
             }
         )
     return QualityReport(thresholds=thresholds, rows=result)

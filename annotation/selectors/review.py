@@ -1,9 +1,10 @@
 """Reads of the review queue and of an annotator's own submitted work ("My work").
 
 The queue is filtered, sorted and paged in the database; a page of items is then built with a fixed
-number of queries for the rating kinds (responses and answers of the whole page at once). Each item shows
-the task the way its annotator saw it: responses in the stored permutation, under the same labels, with
-the answer given to each response beside it.
+number of queries for the rating kinds (responses, answers and criteria of the whole page at once). Each
+item shows the task the way its annotator saw it: responses in the stored permutation, under the same
+labels, with the answer given to each response beside it: every criterion under its label, a named
+answer (yes / no / unsure) under its label, in the page's language.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from annotation.domain import rubrics as default_rubrics
 from annotation.domain.blinding import invert_permutation, shown_labels
 from annotation.domain.submission import ALL_BAD
 from annotation.models import (
@@ -26,6 +28,7 @@ from annotation.models import (
     Membership,
     Project,
     Review,
+    Rubric,
 )
 from annotation.selectors.jobs import job_task_view, question_review_item
 from datasets_app.models import Response
@@ -39,6 +42,7 @@ __all__ = [
     "ReviewFilter",
     "ReviewFilterInvalid",
     "ReviewItem",
+    "ReviewRating",
     "ReviewResponse",
     "my_work",
     "review_filter_choices",
@@ -223,13 +227,23 @@ def review_filter_choices(*, filters: ReviewFilter) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class ReviewRating:
+    """One answer on one criterion, as the reviewer reads it: the criterion's label and the value shown
+    (a point as its number, a category under its label), in the page's language."""
+
+    criterion: str
+    label: str
+    value: str
+
+
 @dataclass
 class ReviewResponse:
     """One response as its annotator saw it, with the answer they gave to it."""
 
     label: str
     turns: list[str]
-    ratings: list[tuple[str, int]] = field(default_factory=list)
+    ratings: list[ReviewRating] = field(default_factory=list)
     best: bool = False
     voted: bool = False
 
@@ -250,7 +264,49 @@ class ReviewItem:
     returned_comment: str = ""
 
 
-def _rating_answer(item: ReviewItem, rows: list[Annotation], response_ids: list[int]) -> None:
+@dataclass(frozen=True)
+class _Criterion:
+    label: dict[str, str]
+    scale: default_rubrics.Scale
+
+
+def _criteria_of(projects: list[Project]) -> dict[tuple[str, int], _Criterion]:
+    """Label and scale of every (criterion, rubric version) the ``projects`` rate on: one query."""
+    wanted = {(c, p.rubric_versions.get(c, 1)) for p in projects for c in p.criteria}
+    if not wanted:
+        return {}
+    versions = Q()
+    for criterion, version in wanted:
+        versions |= Q(criterion=criterion, version=version)
+    found = {}
+    for rubric in Rubric.objects.filter(versions, category="").order_by():
+        found[(rubric.criterion, rubric.version)] = _Criterion(
+            dict(rubric.label or {}), default_rubrics.scale_from_json(rubric.scale)
+        )
+    return found
+
+
+def _shown_rating(
+    row: Annotation, project: Project, criteria: dict[tuple[str, int], _Criterion], lang: str
+) -> ReviewRating:
+    criterion = criteria.get((row.criterion, project.rubric_versions.get(row.criterion, 1)))
+    label = (criterion.label if criterion else {}) or default_rubrics.CRITERION_LABELS.get(row.criterion, {})
+    value: int | str = row.value_int if row.value_int is not None else row.choice
+    return ReviewRating(
+        criterion=row.criterion,
+        label=label.get(lang) or label.get("en") or row.criterion,
+        value=criterion.scale.label(value, lang) if criterion else str(value),
+    )
+
+
+def _rating_answer(
+    item: ReviewItem,
+    rows: list[Annotation],
+    response_ids: list[int],
+    *,
+    criteria: dict[tuple[str, int], _Criterion],
+    lang: str,
+) -> None:
     """Put each stored value beside the response it belongs to, in shown positions."""
     permutation = list(item.assignment.permutation)
     shown_of = invert_permutation(permutation)
@@ -270,8 +326,9 @@ def _rating_answer(item: ReviewItem, rows: list[Annotation], response_ids: list[
                 item.all_bad = True
             else:
                 item.responses[shown_of[index_of[row.response_id]]].best = True
-        elif row.response_id in index_of and row.value_int is not None:
-            item.responses[shown_of[index_of[row.response_id]]].ratings.append((row.criterion, row.value_int))
+        elif row.response_id in index_of and (row.value_int is not None or row.choice):
+            rating = _shown_rating(row, item.assignment.project, criteria, lang)
+            item.responses[shown_of[index_of[row.response_id]]].ratings.append(rating)
     item.votes = [(None if t is None else t + 1, votes[t]) for t in sorted(votes, key=lambda t: t or 0)]
     for _, vote in item.votes:
         if vote in ("A", "B"):
@@ -281,8 +338,8 @@ def _rating_answer(item: ReviewItem, rows: list[Annotation], response_ids: list[
 def review_items(
     assignments: list[Assignment], *, lang: str, flagged: dict[int, set[int]] | None = None
 ) -> list[ReviewItem]:
-    """The page's items. Rating kinds: three queries for the whole page (memberships, responses, answers);
-    the translation and question jobs read their own item each."""
+    """The page's items. Rating kinds: four queries for the whole page (memberships, responses, answers,
+    the criteria's rubrics); the translation and question jobs read their own item each."""
     lang = "id" if lang.startswith("id") else "en"
     flagged = flagged or {}
     simulated = set(
@@ -297,6 +354,7 @@ def review_items(
     turns = dict(Response.objects.filter(pk__in=response_ids).order_by().values_list("id", "turns"))
     rows_of: dict[int, list[Annotation]] = {}
     returned: dict[int, str] = {}
+    criteria = _criteria_of(list({a.project_id: a.project for a in rating}.values()))
     if rating:
         for row in Annotation.objects.filter(assignment__in=rating).order_by("id"):
             rows_of.setdefault(row.assignment_id, []).append(row)
@@ -322,7 +380,7 @@ def review_items(
                 ReviewResponse(label=labels[i], turns=list(turns.get(rid, []))) for i, rid in enumerate(shown)
             ]
             rows = [r for r in rows_of.get(assignment.pk, []) if r.round == assignment.round]
-            _rating_answer(item, rows, list(task.response_ids))
+            _rating_answer(item, rows, list(task.response_ids), criteria=criteria, lang=lang)
             item.returned_comment = returned.get(assignment.pk, "")
         elif project.kind == Project.Kind.QUESTION_AUTHORING:
             item.question = question_review_item(assignment)

@@ -10,15 +10,22 @@ from itertools import zip_longest
 from statistics import mean
 from typing import Any
 
-from django.db.models import Count, Max
+from django.db.models import Count, Exists, Max, OuterRef, QuerySet
 
 from annotation.domain.blinding import shown_labels
-from annotation.models import Project, Rubric, Task
+from annotation.models import Assignment, Project, Rubric, Task
 from annotation.selectors.base import response_turns
 from annotation.selectors.core import CriterionView, ShownResponse, rubrics_for
 from datasets_app.models import Dataset
 
-__all__ = ["DatasetSummary", "dataset_summary", "gold_task_view", "preview_criteria", "task_preview"]
+__all__ = [
+    "DatasetSummary",
+    "dataset_summary",
+    "gold_task_list",
+    "gold_task_view",
+    "preview_criteria",
+    "task_preview",
+]
 
 
 @dataclass(frozen=True)
@@ -78,10 +85,17 @@ def preview_criteria(*, criteria: Sequence[str], category: str) -> list[Criterio
 
 
 def task_preview(
-    *, dataset: Dataset, kind: str, lang: str, criteria: Sequence[str] = ()
+    *,
+    dataset: Dataset,
+    kind: str,
+    lang: str,
+    criteria: Sequence[str] = (),
+    best_pick: str = Project.BestPick.OPTIONAL,
+    allow_all_bad: bool = False,
 ) -> dict[str, Any] | None:
-    """The first item of ``dataset`` shaped as the annotator's screen of a ``kind`` project shows it; a
-    likert project's ``criteria`` with their scales."""
+    """The first item of ``dataset`` shaped as the annotator's screen of a ``kind`` project shows it: a
+    likert project's ``criteria`` with their scales and its ``best_pick`` question (``off``, ``optional``
+    or ``required``); best-of-N's pick, always required; "all bad" among the picks with ``allow_all_bad``."""
     if dataset.kind == Dataset.Kind.TRANSLATIONS:
         unit = dataset.translation_units.order_by("id").first()
         if unit is None:
@@ -123,9 +137,24 @@ def task_preview(
             for n, (label, r) in enumerate(zip(labels, responses, strict=False), start=1)
         ],
         "criteria": views,
+        "best_pick": (
+            best_pick
+            if kind == Project.Kind.LIKERT
+            else Project.BestPick.REQUIRED
+            if kind == Project.Kind.BEST_OF_N
+            else Project.BestPick.OFF
+        ),
+        "allow_all_bad": allow_all_bad and kind in (Project.Kind.LIKERT, Project.Kind.BEST_OF_N),
         "category": prompt.category,
         "language": prompt.language,
     }
+
+
+def gold_task_list(*, project: Project) -> QuerySet[Task]:
+    """The project's tasks in order, each with ``taken``: whether anybody was given it (such a task can no
+    longer become gold)."""
+    given = Assignment.objects.filter(task_id=OuterRef("pk"))
+    return project.tasks.select_related("prompt").annotate(taken=Exists(given)).order_by("pk")
 
 
 def gold_task_view(*, task: Task) -> dict[str, Any]:

@@ -283,22 +283,55 @@ def _assignment_new(
     return assignment
 
 
-def _own_open_claim(project: Project, user_id: int) -> Assignment | None:
+def _own_open_claim(project: Project, user_id: int, own_id: int, *, now: datetime) -> Assignment | None:
     """The caller's held assignment in ``project``, if any, with what the task page needs.
 
-    Most claims find none, so a one-column probe comes first and the full row (with task and prompt)
-    is read only when there is one to resume.
+    A held claim whose lease ran out but which nobody reclaimed yet is still the caller's: it gets a new
+    lease, so coming back to an open task after a break resumes it instead of losing it.
     """
     held = Assignment.objects.filter(
         project_id=project.pk, annotator_id=user_id, status=Assignment.Status.ASSIGNED
     ).order_by("id")
-    first_id = held.values_list("id", flat=True).first()
-    if first_id is None:
+    own = held.select_related("task__prompt").filter(id=own_id).first()
+    if own is None:
         return None
-    own = held.select_related("task__prompt").filter(id=first_id).first()
-    if own is not None:
-        own.project = project
+    own.project = project
+    if own.lease_expires_at is not None and own.lease_expires_at < now:
+        lease = now + timedelta(minutes=project.lease_minutes)
+        # Another claim may be expiring it this moment: then it is no longer ours to resume.
+        if not held.filter(id=own.pk).update(lease_expires_at=lease):
+            return None
+        own.lease_expires_at = lease
     return own
+
+
+def _lapsed_claim_renewed(
+    *, project: Project, membership: Membership, assignment_id: int, now: datetime
+) -> Assignment | None:
+    """Give the caller back a task whose lease ran out on them, when the caller's group still has an open
+    place on it: the expired assignment is held again (same token and blinded order) with a new lease.
+
+    Locks the assignment before the place, the loop's lock order; ``None`` when the place was taken
+    meanwhile or the assignment changed (a late submit of it in another window)."""
+    lapsed = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("task__prompt")
+        .filter(pk=assignment_id, status=Assignment.Status.EXPIRED, slot__isnull=False)
+        .first()
+    )
+    if lapsed is None:
+        return None
+    taken = TaskSlot.objects.filter(pk=lapsed.slot_id, group_id=membership.group_id, open_count__gt=0).update(
+        open_count=F("open_count") - 1, active_count=F("active_count") + 1
+    )
+    if not taken:
+        return None
+    lapsed.project = project
+    lapsed.status = Assignment.Status.ASSIGNED
+    lapsed.started_at = now
+    lapsed.lease_expires_at = now + timedelta(minutes=project.lease_minutes)
+    lapsed.save(update_fields=["status", "started_at", "lease_expires_at"])
+    return lapsed
 
 
 def _key_bounds(offset: int, cursor: int | None) -> list[list[tuple[str, int]]]:
@@ -316,9 +349,11 @@ def assignment_claim_filtered(
     """The caller's next task among those the project kind's claim filter lets through
     (``kinds.assignment_claim`` passes the filters of the kinds); call inside a transaction.
 
-    Resumes the caller's own open claim first; otherwise reclaims the project's expired leases and takes
-    the first open place of the caller's group in the caller's shuffled order, skipping tasks the caller
-    ever had (submitted, skipped or expired). At the project's gold rate a gold item comes instead.
+    Resumes the caller's own open claim first (renewing its lease if it ran out unreclaimed); otherwise
+    reclaims the project's expired leases, gives the caller back a task whose lease ran out on them while
+    their group still has an open place on it, and else takes the first open place of the caller's group
+    in the caller's shuffled order, skipping tasks the caller ever had (submitted, skipped or expired). At
+    the project's gold rate a gold item comes instead.
 
     One statement reads the locked membership, its project, the caller's held claim, whether any lease
     ran out and the caller's progress; a kind whose filter lets every open task through then takes its
@@ -332,13 +367,19 @@ def assignment_claim_filtered(
     project = membership.project
     if project.status != Project.Status.ACTIVE:
         raise ProjectNotOpen(gettext_noop("This project is not open for annotation."))
+    own = _own_open_claim(project, user.pk, state.own_id, now=now) if state.own_id is not None else None
     if state.has_expired:
         _expire_leases(project_id=project.pk, now=now)
-    if state.own_id is not None:
-        own = _own_open_claim(project, user.pk)
-        if own is not None:
-            own.progress_done = state.done
-            return own
+    if own is not None:
+        own.progress_done = state.done
+        return own
+    if state.lapsed_id is not None:
+        lapsed = _lapsed_claim_renewed(
+            project=project, membership=membership, assignment_id=state.lapsed_id, now=now
+        )
+        if lapsed is not None:
+            lapsed.progress_done = state.done
+            return lapsed
     # A real task is about to be claimed: the qualification gate first (no query once passed).
     step = qualification_claim(project=project, membership=membership, user_id=user.pk)
     if step.refusal:
@@ -397,10 +438,14 @@ def assignment_claim_filtered(
 
 
 def assignment_for_update(*, token: str, user: AbstractBaseUser) -> Assignment:
-    """The caller's own assignment, locked; anybody else's raises ``Assignment.DoesNotExist`` (a 404)."""
+    """The caller's own assignment, locked; anybody else's raises ``Assignment.DoesNotExist`` (a 404), and
+    one in a project the caller was removed from raises ``NotAMember`` (their held tasks went back to the
+    pool when they were removed; nothing of theirs is taken or changed after that)."""
     assignment = loop_sql.assignment_locked(token=token, user_id=user.pk)
     if assignment is None:
         raise Assignment.DoesNotExist("No such task for you.")
+    if not assignment.is_member:
+        raise NotAMember(gettext_noop("You are no longer an annotator of this project."))
     return assignment
 
 
@@ -457,15 +502,20 @@ def mark_submitted(
     )
 
 
-def reopen(assignment: Assignment, *, now: datetime) -> None:
+def reopen(assignment: Assignment, *, now: datetime, by_annotator: bool = False) -> None:
     """Send a submitted assignment back to its annotator as a new round, holding the group's place for
-    them (a reviewer's rejection, or a revised translation coming back to its reviewer)."""
+    them (a reviewer's rejection, or a revised translation coming back to its reviewer).
+
+    ``by_annotator``: the annotator reopened their own answer to change it (My work). It keeps the time of
+    its last submission, which is what tells an edit from work sent back: an edit still counts as done in
+    the annotator's progress (``annotation.selectors.base.done_count``), work sent back does not."""
     if assignment.status != Assignment.Status.SUBMITTED:
         raise AnnotationError(gettext_noop("Only submitted work can be sent back."))
     assignment.status = Assignment.Status.ASSIGNED
     assignment.round += 1
     assignment.started_at = now
-    assignment.submitted_at = None
+    if not by_annotator:
+        assignment.submitted_at = None
     assignment.lease_expires_at = now + max(REVIEW_LEASE, timedelta(minutes=assignment.project.lease_minutes))
     assignment.save(update_fields=["status", "round", "started_at", "submitted_at", "lease_expires_at"])
     if assignment.slot_id is not None:

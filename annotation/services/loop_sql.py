@@ -198,17 +198,21 @@ _MEMBERSHIP_FIELDS = (
 class ClaimState:
     """What a claim needs to know before it takes a place, read in one statement with the membership
     locked: the membership and its project, the caller's held assignment (if any), whether the project
-    has leases to reclaim, and the caller's count of submitted real tasks (their progress)."""
+    has leases to reclaim, the caller's count of submitted real tasks (their progress), and the first of
+    the caller's expired claims whose task still has an open place in the caller's group (``lapsed_id``:
+    the caller gets that task again before a new one)."""
 
     membership: Membership
     own_id: int | None
     has_expired: bool
     done: int
+    lapsed_id: int | None = None
 
 
 def _claim_state_select(*, besides: bool) -> str:
     """The claim state's ``SELECT``. Its parameters: ``now``, the project and the user; with ``besides``,
-    an assignment id to leave out of the held and the expired leases before ``now`` and again after it."""
+    an assignment id to leave out of the held and the expired leases before ``now`` and twice after it
+    (the second time out of the reopened work counted as done)."""
     membership_row = _row(Membership, "membership", _MEMBERSHIP_FIELDS)
     project_row = _row(Project, "project")
     assignments = _table(Assignment)
@@ -218,6 +222,7 @@ def _claim_state_select(*, besides: bool) -> str:
     # tasks name them, and a prepared statement's plan can use them only so.
     assigned = _literal(Assignment.Status.ASSIGNED)
     submitted = _literal(Assignment.Status.SUBMITTED)
+    expired = _literal(Assignment.Status.EXPIRED)
     return (
         f"SELECT {membership_row.select('m')}, {project_row.select('p')},"
         f" (SELECT a.id FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
@@ -226,6 +231,13 @@ def _claim_state_select(*, besides: bool) -> str:
         f"   AND a.lease_expires_at < %s{other}),"
         f" (SELECT COUNT(*) FROM {assignments} a WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id"
         f"   AND a.status = {submitted} AND NOT a.is_gold)"
+        # Submitted work reopened by its annotator to change it still counts (``done_count``).
+        f" + (SELECT COUNT(*) FROM {assignments} a WHERE a.project_id = m.project_id"
+        f"   AND a.annotator_id = m.user_id AND a.status = {assigned} AND a.submitted_at IS NOT NULL"
+        f"   AND NOT a.is_gold{other}),"
+        f" (SELECT a.id FROM {assignments} a JOIN {_table(TaskSlot)} ts ON ts.id = a.slot_id"
+        f"   WHERE a.project_id = m.project_id AND a.annotator_id = m.user_id AND a.status = {expired}"
+        f"   AND ts.group_id = m.group_id AND ts.open_count > 0 ORDER BY a.id LIMIT 1)"
         f" FROM {_table(Membership)} m JOIN {_table(Project)} p ON p.id = m.project_id"
         f" WHERE m.project_id = %s AND m.user_id = %s{lock}"
     )
@@ -239,9 +251,13 @@ def _claim_state_built(row: Sequence[Any] | None, *, done_besides: int = 0) -> C
     n_m, n_p = len(membership_row.columns), len(project_row.columns)
     membership = membership_row.build(row[:n_m])
     membership.project = project_row.build(row[n_m : n_m + n_p])
-    own_id, has_expired, done = row[n_m + n_p :]
+    own_id, has_expired, done, lapsed_id = row[n_m + n_p :]
     return ClaimState(
-        membership=membership, own_id=own_id, has_expired=bool(has_expired), done=int(done) + done_besides
+        membership=membership,
+        own_id=own_id,
+        has_expired=bool(has_expired),
+        done=int(done) + done_besides,
+        lapsed_id=lapsed_id,
     )
 
 
@@ -431,13 +447,16 @@ def _assignment_insert_fields() -> list[Any]:
 
 
 def assignment_locked(*, token: str, user_id: int) -> Assignment | None:
-    """The caller's assignment ``token`` with its task and project, locked; ``None`` when it is not theirs."""
+    """The caller's assignment ``token`` with its task and project, locked; ``None`` when it is not theirs.
+    The assignment's ``is_member`` says whether the caller is still a member of its project."""
     a_row, t_row, p_row = _row(Assignment, "assignment"), _row(Task, "task-full"), _row(Project, "project")
 
     def build() -> str:
         lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
         return (
-            f"SELECT {a_row.select('a')}, {t_row.select('t')}, {p_row.select('p')}"
+            f"SELECT {a_row.select('a')}, {t_row.select('t')}, {p_row.select('p')},"
+            f" EXISTS (SELECT 1 FROM {_table(Membership)} m"
+            f"   WHERE m.project_id = a.project_id AND m.user_id = a.annotator_id)"
             f" FROM {_table(Assignment)} a JOIN {_table(Task)} t ON t.id = a.task_id"
             f" JOIN {_table(Project)} p ON p.id = a.project_id WHERE a.token = %s AND a.annotator_id = %s{lock}"
         )
@@ -450,7 +469,8 @@ def assignment_locked(*, token: str, user_id: int) -> Assignment | None:
     n_a, n_t = len(a_row.columns), len(t_row.columns)
     assignment = a_row.build(row[:n_a])
     assignment.task = t_row.build(row[n_a : n_a + n_t])
-    assignment.project = p_row.build(row[n_a + n_t :])
+    assignment.project = p_row.build(row[n_a + n_t : -1])
+    assignment.is_member = bool(row[-1])
     return assignment
 
 
@@ -506,7 +526,9 @@ def submitted_mark(
             project_id, user_id, at = _ahead.key
             # The statement's snapshot is from before its own writes: the submitted assignment still
             # counts as held there, so it is left out of the leases and added to the caller's progress.
-            cursor.execute(sql, [*params, assignment.pk, at, assignment.pk, project_id, user_id])
+            cursor.execute(
+                sql, [*params, assignment.pk, at, assignment.pk, assignment.pk, project_id, user_id]
+            )
             row = cursor.fetchone()
             _ahead.state = _claim_state_built(row, done_besides=0 if assignment.is_gold else 1)
             _ahead.read = True

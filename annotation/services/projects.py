@@ -35,6 +35,7 @@ from annotation.services.loop import (
     assignments_release,
     slots_create,
 )
+from annotation.services.qualification import GOLD_CLOSED, GoldRefused, gold_answers_write
 from datasets_app.domain.translation_flags import FlagConfig
 from datasets_app.models import Dataset
 
@@ -350,16 +351,16 @@ def project_member_remove(*, project: Project, user: AbstractBaseUser) -> bool:
 
 @transaction.atomic
 def task_gold_set(*, task: Task, answer: object) -> Task:
-    """Make a draft project's task a gold item with ``answer`` in canonical indexes (see
-    ``annotation.domain.gold.score_gold``); it leaves the k pool and is served at the gold rate."""
+    """Make a task a gold item with ``answer`` in canonical indexes (see
+    ``annotation.domain.gold.score_gold``); it leaves the k pool and is served at the gold rate. As on the
+    gold page (``task_gold_mark``): not in a closed project, and in an active or paused one only a task
+    nobody has claimed."""
     project = task.project
-    if project.status != Project.Status.DRAFT:
-        raise AnnotationError(gettext_noop("Gold items are chosen while the project is a draft."))
+    if project.status == Project.Status.CLOSED:
+        raise AnnotationError(GOLD_CLOSED)
     score_gold(project.kind, answer, answer)  # raises on a malformed answer
-    task.is_gold = True
-    task.gold_answer = answer
-    task.save(update_fields=["is_gold", "gold_answer"])
-    TaskSlot.objects.filter(task=task).delete()
-    project.n_tasks = project.tasks.filter(is_gold=False).count()
-    project.save(update_fields=["n_tasks"])
+    try:
+        gold_answers_write(project=project, chosen=[(task, answer)])
+    except GoldRefused as exc:
+        raise AnnotationError(exc.message, **exc.params) from exc
     return task

@@ -18,13 +18,17 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
-from annotation.domain.gold import score_gold
+from accounts.refusals import Refused
+from annotation.domain.gold import qualification_outcome, qualification_settings_from, score_gold
 from annotation.models import Assignment, Membership, Project, Task, TaskSlot
 from annotation.selectors.core import criterion_scales, gold_scores
 
 __all__ = [
+    "GoldRefused",
     "QualificationStep",
+    "gold_answers_write",
     "gold_file_import",
+    "project_gold_rate_set",
     "task_gold_mark",
     "project_qualification_set",
     "qualification_claim",
@@ -36,6 +40,14 @@ FAILED = gettext_noop(
     "you. Ask the project manager."
 )
 NOT_READY = gettext_noop("The qualification set is not ready yet. Ask the project manager.")
+GOLD_CLOSED = gettext_noop("The project is closed: its gold items cannot change.")
+GOLD_TAKEN = gettext_noop(
+    "Task %(task)s has been given to annotators already; only a task nobody has claimed can become gold."
+)
+
+
+class GoldRefused(Refused, ValueError):
+    """A gold change the project's state refuses (its text translated on pages, ``accounts.refusals``)."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +61,7 @@ class QualificationStep:
 
 def qualification_settings(project: Project) -> tuple[int, float]:
     """(number of gold tasks in the set, pass mark as a share); (0, _) when none is required."""
-    settings = project.quality_settings or {}
-    return int(settings.get("qualification_n", 0) or 0), float(settings.get("qualification_pass", 0.8))
+    return qualification_settings_from(project.quality_settings)
 
 
 def project_qualification_set(*, project: Project, n_tasks: int, pass_mark: float) -> Project:
@@ -98,7 +109,13 @@ def qualification_claim(*, project: Project, membership: Membership, user_id: in
         task = _next_qualification_task(project, user_id)
         return QualificationStep(task=task) if task is not None else QualificationStep(refusal=NOT_READY)
     accuracy = gold_scores(project=project, annotator_id=user_id).get(membership.user.get_username())
-    passed = accuracy is not None and accuracy.mean_score >= pass_mark
+    outcome = qualification_outcome(
+        n_required=n_required,
+        pass_mark=pass_mark,
+        n_done=done,
+        mean_score=accuracy.mean_score if accuracy is not None else None,
+    )
+    passed = outcome == "passed"
     membership.qualification = "passed" if passed else "failed"
     Membership.objects.filter(pk=membership.pk).update(qualification=membership.qualification)
     return QualificationStep() if passed else QualificationStep(refusal=FAILED)
@@ -128,13 +145,32 @@ def _gold_answer_problem(kind: str, n_responses: int, answer: object) -> str:
 
 
 @transaction.atomic
+def project_gold_rate_set(*, project: Project, rate: float) -> Project:
+    """Set the share of gold items in each annotator's stream, in a rating project that is not closed.
+
+    The claim reads the rate each time it serves a task, so the new rate applies to the tasks handed out
+    from now on; assignments already made (gold or not) stay as they are. Raises ``GoldRefused`` (a
+    closed project) or ``ValueError`` (a rate outside 0..1), writing nothing."""
+    if project.kind not in (Project.Kind.LIKERT, Project.Kind.BEST_OF_N, Project.Kind.PAIRWISE):
+        raise GoldRefused(gettext_noop("Gold items exist only in rating jobs."))
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    if project.status == Project.Status.CLOSED:
+        raise GoldRefused(GOLD_CLOSED)
+    if not 0 <= rate <= 1:
+        raise GoldRefused(gettext_noop("The gold rate is a fraction between 0 and 1."))
+    project.gold_rate = rate
+    project.save(update_fields=["gold_rate"])
+    return project
+
+
+@transaction.atomic
 def gold_file_import(*, project: Project, text: str) -> int:
     """Mark tasks of a draft project as gold from a CSV file with the columns ``task`` (the task number
     shown on the project page) and ``answer`` (JSON in canonical indexes: ``0`` for best-of-N,
     ``"A"`` for pairwise, ``{"0": {"relevance": 4}}`` for likert). Every bad line is named
     (``ValueError``) and nothing is written."""
-    if project.status != Project.Status.DRAFT:
-        raise ValueError(gettext_noop("Gold items are chosen while the project is a draft."))
+    if project.status == Project.Status.CLOSED:
+        raise GoldRefused(GOLD_CLOSED)
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or {"task", "answer"} - set(reader.fieldnames):
         raise ValueError(gettext_noop("The gold file needs the columns task and answer."))
@@ -162,12 +198,27 @@ def gold_file_import(*, project: Project, text: str) -> int:
         raise ValueError(" ".join(errors[:20]))
     if not chosen:
         raise ValueError(gettext_noop("The gold file has no lines."))
-    _gold_write(project, chosen)
+    gold_answers_write(project=project, chosen=chosen)
     return len(chosen)
 
 
-def _gold_write(project: Project, chosen: list[tuple[Task, object]]) -> None:
-    """The tasks become gold with their answers; they leave the k pool (slots dropped, ``n_tasks``)."""
+@transaction.atomic
+def gold_answers_write(*, project: Project, chosen: list[tuple[Task, object]]) -> None:
+    """The tasks become gold with their answers; they leave the k pool (slots dropped, ``n_tasks``).
+
+    In an active or paused project a task that anybody has claimed stays a real task (its answers count
+    toward k and would be lost to agreement), which raises ``GoldRefused`` naming it, writing nothing. The
+    task's places are locked first, so a claim running beside this either committed before (and is seen
+    here) or skips them. A gold task's answer may change at any time: scores are read against it."""
+    fresh = [t.pk for t, _ in chosen if not t.is_gold]
+    if fresh and project.status != Project.Status.DRAFT:
+        list(TaskSlot.objects.select_for_update().filter(task_id__in=fresh).values_list("id", flat=True))
+        taken = (
+            Assignment.objects.filter(task_id__in=fresh).order_by("task_id").values_list("task_id", flat=True)
+        )
+        first = taken.first()
+        if first is not None:
+            raise GoldRefused(GOLD_TAKEN, task=first)
     for task, answer in chosen:
         task.is_gold, task.gold_answer = True, answer
     Task.objects.bulk_update([t for t, _ in chosen], ["is_gold", "gold_answer"])
@@ -200,8 +251,8 @@ def task_gold_mark(*, task: Task, answer: object) -> Task:
     ``gold_file_import``); a likert answer must rate every response on every criterion of the project on
     that criterion's scale. A bad answer raises ``ValueError`` naming what is wrong and writes nothing."""
     project = task.project
-    if project.status != Project.Status.DRAFT:
-        raise ValueError(gettext_noop("Gold items are chosen while the project is a draft."))
+    if project.status == Project.Status.CLOSED:
+        raise GoldRefused(GOLD_CLOSED)
     n_responses = len(task.response_ids)
     problem = _gold_answer_problem(project.kind, n_responses, answer)
     if not problem and project.kind == Project.Kind.LIKERT:
@@ -209,5 +260,5 @@ def task_gold_mark(*, task: Task, answer: object) -> Task:
     if problem:
         raise ValueError(f"task {task.pk}, answer: {answer!r} is not a {project.kind} answer ({problem}).")
     score_gold(project.kind, answer, answer)  # raises on an answer the scorer cannot read
-    _gold_write(project, [(task, answer)])
+    gold_answers_write(project=project, chosen=[(task, answer)])
     return task

@@ -14,7 +14,7 @@ no longer handed out.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -414,12 +414,22 @@ class McqAnswer:
     comment: str
 
 
-def clean_mcq(payload: Mapping[str, Any]) -> McqAnswer:
-    """``{"choice": "A".."E", "ambiguous": bool, "comment": "..."}``; flagging ambiguity needs a comment."""
+# The refusal of a choice that is not one of the question's options, by its number of options.
+_PICK_ONE_OF = {
+    2: gettext_noop("Pick one of the options A and B."),
+    3: gettext_noop("Pick one of the options A to C."),
+    4: gettext_noop("Pick one of the options A to D."),
+    5: gettext_noop("Pick one of the options A to E."),
+}
+
+
+def clean_mcq(payload: Mapping[str, Any], labels: Sequence[str] = CHOICE_LABELS) -> McqAnswer:
+    """``{"choice": one of labels, "ambiguous": bool, "comment": "..."}``; flagging ambiguity needs a
+    comment. ``labels``: the question's options (a prefix of A-E)."""
     errors: dict[str, list[str]] = {}
     choice = str(payload.get("choice") or "").strip().upper()
-    if choice not in CHOICE_LABELS:
-        errors["choice"] = [gettext_noop("Pick one of the options A to E.")]
+    if choice not in labels:
+        errors["choice"] = [_PICK_ONE_OF[len(labels)]]
     ambiguous = payload.get("ambiguous") in (True, "true", "on", "1", 1)
     comment = str(payload.get("comment") or "").strip()
     if ambiguous and not comment:
@@ -502,8 +512,10 @@ def mcq_submit(
     *, assignment: Assignment, payload: Mapping[str, Any], seconds: float | None, now: datetime
 ) -> SubmitResult:
     """Store an answer to a question, scored against its key, and apply the ambiguity rule."""
-    answer = clean_mcq(answer_object(payload))
     question = assignment.task.question
+    answer = clean_mcq(
+        answer_object(payload), [label for label in CHOICE_LABELS if label in question.choices]
+    )
     if question.creator_id is not None and question.creator_id == assignment.annotator_id:
         raise AssignmentClosed(gettext_noop("Nobody answers their own question."))
     project = assignment.project

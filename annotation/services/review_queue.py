@@ -71,7 +71,7 @@ def assignment_edit_open(*, token: str, user: AbstractBaseUser, now: datetime | 
         raise AnnotationError(gettext_noop("Only submitted work can be changed."))
     if not (project.allow_edits and project.status in (Project.Status.ACTIVE, Project.Status.PAUSED)):
         raise AnnotationError(gettext_noop("This project no longer allows changes to submitted answers."))
-    reopen(assignment, now=now or timezone.now())
+    reopen(assignment, now=now or timezone.now(), by_annotator=True)
     return assignment
 
 

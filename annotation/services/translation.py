@@ -59,6 +59,7 @@ from datasets_app.jobs import (
     job_cancel,
     job_check,
     job_finish,
+    job_heartbeat,
     job_retry,
     job_send,
     job_take,
@@ -231,40 +232,41 @@ def flag_recompute_run(*, run: FlagRecompute, task_id: str | None = None) -> Fla
     run = taken.job
     project = run.project
     try:
-        config, markers, min_units = flag_context_for(project)
-        units = project.dataset.translation_units.order_by("id")
-        fields = (
-            "id",
-            "source_text",
-            "translation_text",
-            "source_language",
-            "target_language",
-            "register",
-            "meta",
-        )
-        inputs: dict[int, TranslationUnitInput] = {}
-        for row in units.values_list(*fields).iterator(RECOMPUTE_BATCH):
-            inputs[row[0]] = TranslationUnitInput(
-                row[1], row[2], row[3], row[4], row[5] or None, back_translation_of(row[6])
+        with job_heartbeat(kind=FLAG_RECOMPUTE_JOB, job=run):
+            config, markers, min_units = flag_context_for(project)
+            units = project.dataset.translation_units.order_by("id")
+            fields = (
+                "id",
+                "source_text",
+                "translation_text",
+                "source_language",
+                "target_language",
+                "register",
+                "meta",
             )
-        stats = pair_length_stats_by_pair(inputs.values(), min_units=min_units)
-        run.total = len(inputs)
-        run.done = run.n_flagged = 0
-        job_check(kind=FLAG_RECOMPUTE_JOB, job=run, total=run.total, done=0, n_flagged=0)
-        ids = list(inputs)
-        for start in range(0, len(ids), RECOMPUTE_BATCH):
-            batch = []
-            for unit_id in ids[start : start + RECOMPUTE_BATCH]:
-                item = inputs[unit_id]
-                context = FlagContext(
-                    pair_stats=stats.get(pair_key(item)), register_markers=markers, config=config
+            inputs: dict[int, TranslationUnitInput] = {}
+            for row in units.values_list(*fields).iterator(RECOMPUTE_BATCH):
+                inputs[row[0]] = TranslationUnitInput(
+                    row[1], row[2], row[3], row[4], row[5] or None, back_translation_of(row[6])
                 )
-                flags = [flag_as_dict(f) for f in compute_flags(item, context=context)]
-                run.n_flagged += bool(flags)
-                batch.append(TranslationUnit(pk=unit_id, flags=flags))
-            TranslationUnit.objects.bulk_update(batch, ["flags"])
-            run.done += len(batch)
-            job_check(kind=FLAG_RECOMPUTE_JOB, job=run, done=run.done, n_flagged=run.n_flagged)
+            stats = pair_length_stats_by_pair(inputs.values(), min_units=min_units)
+            run.total = len(inputs)
+            run.done = run.n_flagged = 0
+            job_check(kind=FLAG_RECOMPUTE_JOB, job=run, total=run.total, done=0, n_flagged=0)
+            ids = list(inputs)
+            for start in range(0, len(ids), RECOMPUTE_BATCH):
+                batch = []
+                for unit_id in ids[start : start + RECOMPUTE_BATCH]:
+                    item = inputs[unit_id]
+                    context = FlagContext(
+                        pair_stats=stats.get(pair_key(item)), register_markers=markers, config=config
+                    )
+                    flags = [flag_as_dict(f) for f in compute_flags(item, context=context)]
+                    run.n_flagged += bool(flags)
+                    batch.append(TranslationUnit(pk=unit_id, flags=flags))
+                TranslationUnit.objects.bulk_update(batch, ["flags"])
+                run.done += len(batch)
+                job_check(kind=FLAG_RECOMPUTE_JOB, job=run, done=run.done, n_flagged=run.n_flagged)
     except JobCancelled:
         status, message = FlagRecompute.Status.CANCELLED, ""
     except Exception as exc:  # the run records what went wrong; the worker stays up

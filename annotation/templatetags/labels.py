@@ -8,7 +8,6 @@ from annotation import labels
 
 register = template.Library()
 
-register.filter("quality_flag", labels.quality_flag)
 register.filter("error_category", labels.error_category)
 register.filter("vote_label", labels.vote)
 register.filter("translation_verdict", labels.translation_verdict)
@@ -18,10 +17,3 @@ register.filter("translation_verdict", labels.translation_verdict)
 def error_categories(codes) -> str:
     """A list of error categories, joined."""
     return ", ".join(labels.error_category(code) for code in codes or ())
-
-
-@register.filter
-def label_in(code, mapping) -> str:
-    """``code`` by its label in ``mapping`` (such as ``annotation.labels.criterion_labels()``), else as
-    written."""
-    return mapping.get(code, code) if mapping else code

@@ -299,9 +299,18 @@ CELERY_BEAT_SCHEDULE: dict = {
 RUN_CHUNK_LOST_AFTER_S = env.int("RUN_CHUNK_LOST_AFTER_S", default=600)
 
 # Background jobs (imports, exports, flag recomputations, agreement reports): a job whose worker died is
-# taken again by the redelivered task, or sent again by these sweeps once its task's time limit has passed;
-# after JOB_MAX_ATTEMPTS attempts in all it fails with a message saying so.
+# taken again by the redelivered task, or sent again by these sweeps once its heartbeat is older than
+# JOB_HEARTBEAT_TIMEOUT_S (or its task's time limit has passed), whatever the task's time limit; after
+# JOB_MAX_ATTEMPTS attempts in all it fails with a message saying so. A running job beats its heartbeat
+# every JOB_HEARTBEAT_INTERVAL_S seconds.
 JOB_MAX_ATTEMPTS = env.int("JOB_MAX_ATTEMPTS", default=3)
+JOB_HEARTBEAT_INTERVAL_S = env.float("JOB_HEARTBEAT_INTERVAL_S", default=15.0)
+JOB_HEARTBEAT_TIMEOUT_S = env.float("JOB_HEARTBEAT_TIMEOUT_S", default=90.0)
+if JOB_HEARTBEAT_TIMEOUT_S < 2 * JOB_HEARTBEAT_INTERVAL_S:
+    raise environ.ImproperlyConfigured(
+        f"JOB_HEARTBEAT_TIMEOUT_S ({JOB_HEARTBEAT_TIMEOUT_S:g}) must be at least twice "
+        f"JOB_HEARTBEAT_INTERVAL_S ({JOB_HEARTBEAT_INTERVAL_S:g}), or live jobs would pass for stopped ones"
+    )
 CELERY_BEAT_SCHEDULE |= {
     "datasets-jobs-requeue-stale": {"task": "datasets_app.jobs_requeue_stale", "schedule": 60.0},
     "exports-jobs-requeue-stale": {"task": "exports.jobs_requeue_stale", "schedule": 60.0},

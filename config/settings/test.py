@@ -24,12 +24,15 @@ if _xdist_worker and _fresh and os.environ.get("REDIS_URL"):
 os.environ["TIMBANG_TEST_PROCESS"] = _xdist_worker
 
 from .base import *  # noqa: E402, F403
-from .base import DATABASES, env  # noqa: E402
+from .base import DATABASES, REDIS_URL, env  # noqa: E402
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if env.bool("TIMBANG_TEST_SHARED_CACHE", default=False) and REDIS_URL:
+    # A worker process an integration test starts shares the test's cache (job heartbeats) through Redis.
+    CACHES = {"default": {"BACKEND": "config.cache.RedisCache", "LOCATION": REDIS_URL}}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not memory, so a worker process started by a test can share it.
     DATABASES["default"]["TEST"] = {"NAME": str(env("TIMBANG_TEST_SQLITE", default="")) or None}

@@ -16,6 +16,13 @@ from datasets_app.domain.untrusted_json import UnsafeJson, find_problem, loads
 
 KINDS = ("prompts", "translations", "questions")
 CHOICE_KEYS = ("A", "B", "C", "D", "E")
+MIN_CHOICES = 2
+
+
+def _ranges() -> str:
+    return f"A and B up to A to E ({MIN_CHOICES} to {len(CHOICE_KEYS)} options)"
+
+
 LANGUAGE_RE = re.compile(r"^[a-z]{3}$")
 MAX_ID_LENGTH = 200
 
@@ -315,26 +322,37 @@ def clean_question(record: dict[str, Any]) -> tuple[CleanQuestion | None, list[F
     c = _Collector(record)
     external_id = c.identifier()
     category = c.text("category", required=True, max_length=100)
-    concept = c.text("concept", required=True, max_length=200)
+    # SeaExam-shaped sets have no concept; id-csqa's do.
+    concept = c.text("concept", required=False, max_length=200)
     language = c.language("language")
     text = c.text("question", required=True)
 
     choices: dict[str, str] = {}
     raw = c.json_value("choices")
-    if raw is None and all(k in record for k in CHOICE_KEYS):
-        raw = {k: record[k] for k in CHOICE_KEYS}
+    if raw is None and all(k in record for k in CHOICE_KEYS[:MIN_CHOICES]):
+        raw = {k: record[k] for k in CHOICE_KEYS if k in record and str(record[k] or "").strip()}
     if raw is None:
-        c.add("choices", "is required: an object with options A, B, C, D and E")
+        c.add("choices", f"is required: an object with options {_ranges()}")
     elif raw is not _INVALID:
-        if isinstance(raw, list) and len(raw) == len(CHOICE_KEYS):
-            raw = dict(zip(CHOICE_KEYS, raw, strict=True))
-        if not isinstance(raw, dict):
-            c.add("choices", "must be an object with options A, B, C, D and E")
+        if isinstance(raw, list):
+            if not MIN_CHOICES <= len(raw) <= len(CHOICE_KEYS):
+                c.add(
+                    "choices", f"has {len(raw)} options; a question has {MIN_CHOICES} to {len(CHOICE_KEYS)}"
+                )
+                raw = _INVALID
+            else:
+                raw = dict(zip(CHOICE_KEYS, raw, strict=False))
+        if raw is _INVALID:
+            pass
+        elif not isinstance(raw, dict):
+            c.add("choices", f"must be an object with options {_ranges()}")
         else:
             extra = sorted(set(raw) - set(CHOICE_KEYS))
             if extra:
                 c.add("choices", f"has unknown option keys {extra}; use A to E")
-            for key in CHOICE_KEYS:
+            # The options are the first n letters, n from 2 to 5 (SeaExam's A-D, id-csqa's A-E).
+            labels = CHOICE_KEYS[: max(MIN_CHOICES, sum(1 for k in CHOICE_KEYS if k in raw))]
+            for key in labels:
                 value = raw.get(key)
                 if (
                     not isinstance(value, str | int | float)
@@ -345,15 +363,16 @@ def clean_question(record: dict[str, Any]) -> tuple[CleanQuestion | None, list[F
                 else:
                     choices[key] = str(value).strip()
             normalised = [v.casefold() for v in choices.values()]
-            if len(choices) == len(CHOICE_KEYS) and len(set(normalised)) < len(normalised):
+            if len(choices) == len(labels) and len(set(normalised)) < len(normalised):
                 c.add("choices", "has two identical options")
 
+    labels = tuple(choices) or CHOICE_KEYS
     answer = c.text("answer", required=True).upper()
-    if answer and answer not in CHOICE_KEYS:
-        c.add("answer", f"must be one of A, B, C, D, E, got {answer!r}")
+    if answer and answer not in labels:
+        c.add("answer", f"must be one of {', '.join(labels)}, got {answer!r}")
     distractor = c.text("distractor", required=False).upper()
-    if distractor and distractor not in CHOICE_KEYS:
-        c.add("distractor", f"must be one of A, B, C, D, E, got {distractor!r}")
+    if distractor and distractor not in labels:
+        c.add("distractor", f"must be one of {', '.join(labels)}, got {distractor!r}")
     elif distractor and distractor == answer:
         c.add("distractor", "must differ from the answer")
     origin = c.text("origin", required=False).lower() or "human"

@@ -44,6 +44,21 @@ def is_stale(*, started_at: datetime, now: datetime, limit: timedelta) -> bool:
     return now - started_at > limit
 
 
+def worker_stopped(
+    *,
+    started_at: datetime,
+    heartbeat_at: datetime | None,
+    now: datetime,
+    timeout: timedelta,
+    limit: timedelta,
+) -> bool:
+    """Whether a running attempt has no live task: its last heartbeat is older than ``timeout``, or the
+    attempt outlived its task's hard time limit ``limit``. Without a heartbeat only the time limit tells."""
+    if is_stale(started_at=started_at, now=now, limit=limit):
+        return True
+    return heartbeat_at is not None and now - heartbeat_at > timeout
+
+
 def on_stale(*, cancel_requested: bool, attempts: int, max_attempts: int) -> Stale:
     """What the sweep does with a running job that has no live task."""
     if cancel_requested:

@@ -68,12 +68,22 @@ def normalise_text(text: str) -> str:
 # Extraction rules
 
 _BARE = re.compile(r"^\W*([A-Za-z])\W*$")
+# A lower-case letter counts only where the sentence ends after it ("the answer is c.") or an alternative
+# follows ("b or c"), so that "the answer is a bit unclear" names nothing.
+_LOWER_LETTER_END = r"([a-z])(?=\s*(?:$|[.,;:!)\]/]|(?:or|atau)\s))"
 _ANSWER_PHRASE = re.compile(
     r"(?i:\b(?:the\s+)?(?:correct\s+|right\s+|best\s+|final\s+)?(?:answer|option|choice)"
     r"|\bjawaban(?:nya)?|\bpilihan(?:nya)?|\bopsi)"
+    r"(?:\s+(?i:akhir(?:nya)?|final|saya))?"
     r"(?:\s+(?i:yang\s+(?:benar|tepat|paling\s+tepat|paling\s+benar|sesuai)))?"
     r"\s*(?:(?i:is|adalah|ialah|yaitu|would\s+be)\s*:?|[:：=])\s*"
-    r"(?i:(?:option|pilihan|opsi|huruf)\s+)?(?:[*\"'(\[]*([A-Z])(?![A-Za-z0-9])|[(\[]([a-z])[)\]])"
+    r"(?i:(?:option|pilihan|opsi|huruf)\s+)?"
+    rf"(?:[*\"'(\[]*([A-Z])(?![A-Za-z0-9])|[(\[]([a-z])[)\]]|{_LOWER_LETTER_END})"
+)
+# The speaker's own answer named without a verb or colon: "Jawabannya B", "Pilihan saya D", "Jawaban saya C".
+_OWN_ANSWER = re.compile(
+    r"(?i:\bjawabannya|\b(?:jawaban|pilihan)\s+saya|\bmy\s+(?:answer|choice)(?:\s+is)?)"
+    r"\s+[*\"'(\[]*([A-Z])(?![A-Za-z0-9])"
 )
 _CHOOSE_PHRASE = re.compile(
     r"(?i:\b(?:i\s+(?:would\s+)?(?:choose|pick|select|go\s+with)|(?:saya\s+)?(?:memilih|pilih)))\s+"
@@ -82,7 +92,8 @@ _CHOOSE_PHRASE = re.compile(
 _LEADING = re.compile(r"^[(\[]?([A-Z])[)\].:](?:\s|$)")
 # "A or B", "B/C", "A, D" right after a letter: the model named alternatives, not an answer.
 _ALTERNATIVE = re.compile(
-    r"\s*(?:(?i:or|atau|and|dan)\b|[,/&])\s*(?:[*\"'(\[]*([A-Z])(?![A-Za-z0-9])|[(\[]([a-z])[)\]])"
+    r"\s*(?:(?i:or|atau|and|dan)\b|[,/&])\s*"
+    rf"(?:[*\"'(\[]*([A-Z])(?![A-Za-z0-9])|[(\[]([a-z])[)\]]|{_LOWER_LETTER_END})"
 )
 _REFUSAL = re.compile(
     r"(?i:\b(?:i\s+(?:can\s*not|can't|cannot|am\s+(?:not\s+able|unable)\s+to|won't|will\s+not)\s+"
@@ -130,7 +141,12 @@ def extract_choice_with_rule(text: object, options: Mapping[str, str]) -> tuple[
         return bare.group(1).upper(), "bare_letter"
 
     phrased = _letters_from(
-        list(_ANSWER_PHRASE.finditer(cleaned)) + list(_CHOOSE_PHRASE.finditer(cleaned)), options
+        [
+            *_ANSWER_PHRASE.finditer(cleaned),
+            *_CHOOSE_PHRASE.finditer(cleaned),
+            *_OWN_ANSWER.finditer(cleaned),
+        ],
+        options,
     )
     if len(phrased) == 1:
         return phrased.pop(), "answer_phrase"

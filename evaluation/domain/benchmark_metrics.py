@@ -2,8 +2,11 @@
 
 chrF++ is sacrebleu's ``CHRF(word_order=2)`` (character n-grams up to 6 plus word n-grams up to 2), the
 metric LoraxBench reports; corpus scores are computed from pooled statistics, not as a mean of sentence
-scores, exactly as sacrebleu does. Open-QA answers count as correct when the normalised gold answer occurs in
-the normalised prediction as whole words, or by a 1-5 judge score divided by 5.
+scores, exactly as sacrebleu does. Open-QA answers count as correct by a
+match rule (:data:`MATCH_RULES`: the normalised gold answer is a substring of the normalised prediction,
+LoraxBench's rule, or occurs in it as whole words), or by a 1-5 judge score divided by 5. Cloze scoring picks
+the option whose continuation has the highest total log-probability (LoraxBench's rule) or the highest mean
+per token (:data:`CLOZE_RULES`).
 """
 
 from __future__ import annotations
@@ -50,6 +53,35 @@ def chrf_pp_corpus(hypotheses: Sequence[str], references: Sequence[str] | Sequen
     return float(_chrf().corpus_score(list(hypotheses), streams).score)
 
 
+def chrf_pp_corpus_by(
+    hypotheses: Sequence[str],
+    references: Sequence[str],
+    groups: Sequence[str],
+) -> list[dict[str, object]]:
+    """LoraxBench's per-language table: for each group (a language, or language and register), the corpus
+    chrF++ of its sentences (``corpus_chrf_pp``, 0-100, the paper's figure) and the mean of their sentence
+    chrF++ (``sentence_mean``, an extra column), with ``n``; in the groups' sorted order."""
+    if not len(hypotheses) == len(references) == len(groups):
+        raise ValueError(f"{len(hypotheses)} hypotheses, {len(references)} references, {len(groups)} groups")
+    members: dict[str, list[int]] = {}
+    for i, group in enumerate(groups):
+        members.setdefault(group, []).append(i)
+    rows = []
+    for group in sorted(members):
+        idx = members[group]
+        hyps, refs = [hypotheses[i] for i in idx], [references[i] for i in idx]
+        sentence = [chrf_pp_sentence(h, r) for h, r in zip(hyps, refs, strict=True)]
+        rows.append(
+            {
+                "group": group,
+                "n": len(idx),
+                "corpus_chrf_pp": chrf_pp_corpus(hyps, refs),
+                "sentence_mean": math.fsum(sentence) / len(sentence),
+            }
+        )
+    return rows
+
+
 def chrf_pp_sentence(hypothesis: str, references: str | Sequence[str]) -> float:
     """Sentence-level chrF++ (0-100)."""
     refs = [references] if isinstance(references, str) else list(references)
@@ -70,21 +102,60 @@ def normalise_answer(text: str, language: str = "id") -> str:
     return " ".join(word for word in text.split() if word not in articles)
 
 
-def substring_match(prediction: str | None, golds: str | Iterable[str], language: str = "id") -> bool:
-    """True when some normalised gold answer occurs in the normalised prediction as whole words.
+# Open-QA match rules: ``substring`` is LoraxBench's (the gold is a substring of the output).
+MATCH_RULES = ("substring", "whole_word")
+# Cloze rules, with the option score each asks of a backend's ``score_options``: the continuation's total
+# log-probability (LoraxBench's rule) or its mean per token.
+CLOZE_RULES = {"total": "sum", "mean": "cloze"}
 
-    Whole words, so that the gold "10" does not match a prediction of "100". A gold answer that normalises
-    to nothing (only punctuation or articles) never matches.
-    """
+
+def _golds(golds: str | Iterable[str], language: str) -> list[str]:
+    gold_list = [golds] if isinstance(golds, str) else list(golds)
+    return [g for g in (normalise_answer(gold, language) for gold in gold_list) if g]
+
+
+def _digit_bounded(text: str, start: int, end: int) -> bool:
+    # A match that begins or ends with a digit must not continue a longer number: "10" is not in "100".
+    if text[start].isdigit() and start > 0 and text[start - 1].isdigit():
+        return False
+    return not (text[end - 1].isdigit() and end < len(text) and text[end].isdigit())
+
+
+def substring_match(prediction: str | None, golds: str | Iterable[str], language: str = "id") -> bool:
+    """True when some normalised gold answer is a substring of the normalised prediction (LoraxBench's
+    rule): "Jakarta" is found in "jakartalah", but a number needs a boundary, so "10" is not found in "100"
+    (it is in "10km"). A gold answer that normalises to nothing (only punctuation or articles) never
+    matches."""
     if prediction is None:
         return False
-    gold_list = [golds] if isinstance(golds, str) else list(golds)
-    padded = f" {normalise_answer(prediction, language)} "
-    for gold in gold_list:
-        normalised = normalise_answer(gold, language)
-        if normalised and f" {normalised} " in padded:
-            return True
+    text = normalise_answer(prediction, language)
+    for gold in _golds(golds, language):
+        start = text.find(gold)
+        while start != -1:
+            if _digit_bounded(text, start, start + len(gold)):
+                return True
+            start = text.find(gold, start + 1)
     return False
+
+
+def whole_word_match(prediction: str | None, golds: str | Iterable[str], language: str = "id") -> bool:
+    """True when some normalised gold answer occurs in the normalised prediction as whole words ("Jakarta"
+    is not found in "jakartalah"). A gold answer that normalises to nothing never matches."""
+    if prediction is None:
+        return False
+    padded = f" {normalise_answer(prediction, language)} "
+    return any(f" {gold} " in padded for gold in _golds(golds, language))
+
+
+def answer_match(
+    prediction: str | None, golds: str | Iterable[str], language: str = "id", *, rule: str = "substring"
+) -> bool:
+    """Whether an open-QA answer is correct by the match ``rule`` (one of :data:`MATCH_RULES`)."""
+    if rule == "substring":
+        return substring_match(prediction, golds, language)
+    if rule == "whole_word":
+        return whole_word_match(prediction, golds, language)
+    raise ValueError(f"unknown match rule {rule!r}; expected one of {', '.join(MATCH_RULES)}")
 
 
 def judge_score_normalised(score: int | float | None, scale_max: int = 5) -> float | None:

@@ -202,7 +202,9 @@ def _embedded_objects(text: str) -> list[dict[str, Any]]:
 _Interpreted = tuple[str | int | None, str | None]  # (value, error reason); exactly one is None
 
 _RESPONSE_WORD = r"(?:response|respons|respon|jawaban|tanggapan|answer|assistant|asisten)"
-_RESPONSE = rf"{_RESPONSE_WORD}\s*#?\s*([12])"
+# A response is named by its number (IndoPref's family: "Response 1") or by its shown letter (the with-tie
+# family: "Response A", "Respons B"); the letter is upper case only, so "answer a question" names nothing.
+_RESPONSE = rf"{_RESPONSE_WORD}\s*#?\s*([12]|(?-i:[AB]))"
 _EXACT_RESPONSE = re.compile(rf"^\W*(?:the\s+)?{_RESPONSE}\W*$", re.IGNORECASE)
 _EXACT_NUMBER = re.compile(r"^\W*([12])\W*$")
 _EXACT_LETTER = re.compile(r"^\W*([AB])\W*$")
@@ -218,6 +220,9 @@ _TIE_PHRASES = tuple(
         r"(?:is|adalah|:|=)\s*(?:a\s+)?[*\"'\[]*\s*(?:tie|seri|imbang|draw)\b",
         r"\b(?:it\s*(?:'|’)?s|it\s+is)\s+a\s+(?:tie|draw)\b",
         r"\bhasilnya\s+(?:adalah\s+)?(?:seri|imbang)\b",
+        # "Kedua respons sama baik(nya)", "kedua jawaban setara", "both responses are equally good".
+        r"\bkedua(?:nya)?\s+(?:(?:respons|respon|jawaban|tanggapan)\s+)?(?:sama\s+(?:baik|bagus|buruk)|setara|imbang)",
+        r"\bboth\s+(?:responses\s+|answers\s+)?(?:are\s+)?(?:equally\s+(?:good|bad|strong|weak)|tied)\b",
     )
 )
 
@@ -334,6 +339,12 @@ _PAIRWISE_PHRASES = tuple(
         rf"(?:\s+akhir)?\s*(?:is|adalah|:|=)\s*[*\"'\[]*\s*{_RESPONSE}",
         rf"\bI\s+(?:would\s+)?(?:prefer|choose|pick|select)\s+{_RESPONSE}",
         rf"\b(?:saya\s+)?(?:lebih\s+)?(?:memilih|pilih)\s+{_RESPONSE}",
+        # A verdict naming the shown letter alone: "Verdict: B", "Pilihan: A", "Jawaban akhir: **B**".
+        r"\b(?:final\s+)?(?:verdict|winner|decision|choice|keputusan|putusan|pemenang|pilihan|jawaban\s+akhir)"
+        r"(?:\s+(?:akhir|saya))?\s*(?:is|adalah|:|=)\s*[*\"'\[(]*\s*(?-i:([AB]))\b",
+        # "A lebih baik", "B is better", "B lebih baik daripada A": the letter first, then the comparison.
+        r"^\W*(?-i:([AB]))\s+(?:(?:jauh|sedikit|jelas)\s+)?(?:is\s+)?"
+        r"(?:lebih\s+(?:baik|bagus|unggul)|better|wins|menang|unggul)\b",
     )
 )
 
@@ -357,6 +368,11 @@ def _pairwise_keywords(text: str, allow_tie: bool = False) -> _Interpreted | Non
         return None, "the judge gave a tie, which this judge was asked not to give"
     if named:
         return named.pop(), None
+    # The whole reply is a response's name or letter alone ("Respons B", "A").
+    for pattern in (_EXACT_RESPONSE, _EXACT_LETTER):
+        match = pattern.match(text)
+        if match:
+            return _position_name(match.group(1)), None
     return None
 
 
@@ -412,7 +428,23 @@ _STAGES: tuple[tuple[str, Callable[[str], list[dict[str, Any]]]], ...] = (
 )
 
 
+# The parse error of a reply that the model stopped at its token limit: the verdict was likely never written.
+TRUNCATED = "truncated"
+
+
 def _parse(
+    raw: object,
+    interpret: Callable[[object], _Interpreted],
+    keywords: Callable[[str], Any],
+    truncated: bool = False,
+) -> ParseResult:
+    parsed = _parse_text(raw, interpret, keywords)
+    if truncated and not parsed.ok:
+        return ParseResult(ERROR, None, TRUNCATED, parsed.raw)
+    return parsed
+
+
+def _parse_text(
     raw: object, interpret: Callable[[object], _Interpreted], keywords: Callable[[str], Any]
 ) -> ParseResult:
     if not isinstance(raw, str):
@@ -439,35 +471,42 @@ def _parse(
     return ParseResult(OK, value, "keyword", raw)
 
 
-def parse_pairwise(raw: object, *, allow_tie: bool = False) -> ParseResult:
+def parse_pairwise(raw: object, *, allow_tie: bool = False, truncated: bool = False) -> ParseResult:
     """Parse a pairwise judge's output into ``"Response 1"`` or ``"Response 2"`` (positions as shown), or
-    ``"tie"`` when ``allow_tie`` (the with-tie template family asked for one)."""
+    ``"tie"`` when ``allow_tie`` (the with-tie template family asked for one). ``truncated``: the reply was
+    cut off at the token limit; a parse error then has the reason ``"truncated"``."""
     return _parse(
         raw,
         lambda value: _interpret_pairwise(value, allow_tie),
         lambda text: _pairwise_keywords(text, allow_tie),
+        truncated,
     )
 
 
-def parse_grade(raw: object, low: int, high: int) -> ParseResult:
-    """Parse a graded judge's output into an integer score in ``low..high``."""
+def parse_grade(raw: object, low: int, high: int, *, truncated: bool = False) -> ParseResult:
+    """Parse a graded judge's output into an integer score in ``low..high`` (``truncated`` as in
+    :func:`parse_pairwise`)."""
     if low > high:
         raise ValueError(f"empty score range {low}-{high}")
     return _parse(
         raw,
         lambda value: _interpret_grade(value, low, high),
         lambda text: _grade_keywords(text, low, high),
+        truncated,
     )
 
 
-def parse_judge_output(raw: object, kind: str, *, allow_tie: bool = False) -> ParseResult:
+def parse_judge_output(
+    raw: object, kind: str, *, allow_tie: bool = False, truncated: bool = False
+) -> ParseResult:
     """Parse the output of a judge of ``kind`` (``pairwise``, ``single_grade`` or ``factual``);
-    ``allow_tie`` applies to pairwise judges of the with-tie family."""
+    ``allow_tie`` applies to pairwise judges of the with-tie family; ``truncated``: the reply was cut off at
+    the token limit, so a parse error says so."""
     if kind == PAIRWISE:
-        return parse_pairwise(raw, allow_tie=allow_tie)
+        return parse_pairwise(raw, allow_tie=allow_tie, truncated=truncated)
     if kind in (SINGLE_GRADE, FACTUAL):
         low, high = SCORE_RANGES[kind]
-        return parse_grade(raw, low, high)
+        return parse_grade(raw, low, high, truncated=truncated)
     raise ValueError(f"unknown judge kind {kind!r}")
 
 

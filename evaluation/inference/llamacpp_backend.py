@@ -18,7 +18,6 @@ so the token ids are the model's own.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import socket
 import threading
@@ -29,13 +28,13 @@ from typing import Any
 
 import httpx
 
+from evaluation.domain.option_scores import SCORE_MODES, option_score
 from evaluation.inference.base import Backend, BackendConfigError, ChatRequest, GenerationResult
 from evaluation.inference.gguf_models import locate_gguf
 from evaluation.inference.registry import BackendNotAvailable
 
 logger = logging.getLogger(__name__)
 
-SCORE_MODES = ("sum", "cloze")
 # Added to the logit of the token being scored: large enough that it is always the one sampled.
 _FORCE_BIAS = 1.0e6
 
@@ -228,8 +227,7 @@ class LlamaCppBackend(Backend):
             if len(whole) > self.n_ctx:
                 raise ValueError(f"{len(whole)} tokens do not fit the context of {self.n_ctx}")
             token_log_probs = self.continuation_log_probs(whole, start)
-            total = math.fsum(token_log_probs)
-            scores.append(total / len(token_log_probs) if mode == "cloze" else total)
+            scores.append(option_score(token_log_probs, mode))
         return scores
 
     def score_many(

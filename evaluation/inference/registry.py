@@ -26,10 +26,18 @@ class _Entry:
     attribute: str
     install_hint: str
     requires: tuple[str, ...] = ()
+    scores_options: bool = True  # log-probability and cloze modes (``Backend.score_options``)
+    completes_text: bool = False  # plain text completion (completion mode, for base models)
 
 
 _BACKENDS: dict[str, _Entry] = {
-    "openai": _Entry("evaluation.inference.openai_backend", "OpenAIBackend", "httpx is a core dependency"),
+    "openai": _Entry(
+        "evaluation.inference.openai_backend",
+        "OpenAIBackend",
+        "httpx is a core dependency",
+        scores_options=False,
+        completes_text=True,
+    ),
     "transformers": _Entry(
         "evaluation.inference.transformers_backend",
         "TransformersBackend",
@@ -47,6 +55,7 @@ _BACKENDS: dict[str, _Entry] = {
         "LlamaCppBackend",
         "install xllamacpp (prebuilt llama.cpp wheels on PyPI; `make install` installs it)",
         requires=("xllamacpp",),
+        completes_text=True,
     ),
 }
 _ALIASES = {"llama.cpp": "llamacpp", "llama_cpp": "llamacpp", "llama-cpp": "llamacpp", "hf": "transformers"}
@@ -57,6 +66,18 @@ BACKEND_NAMES: tuple[str, ...] = tuple(_BACKENDS)
 def normalise_backend_name(name: str) -> str:
     key = name.strip().lower()
     return _ALIASES.get(key, key)
+
+
+def backend_scores_options(name: str) -> bool:
+    """Whether the backend ``name`` scores options by log-probability (known without importing it)."""
+    entry = _BACKENDS.get(normalise_backend_name(name))
+    return entry is not None and entry.scores_options
+
+
+def backend_completes_text(name: str) -> bool:
+    """Whether the backend ``name`` runs plain text completion (known without importing it)."""
+    entry = _BACKENDS.get(normalise_backend_name(name))
+    return entry is not None and entry.completes_text
 
 
 def backend_class(name: str) -> type[Backend]:

@@ -25,6 +25,7 @@ from typing import Any, cast
 
 import torch
 
+from evaluation.domain.option_scores import SCORE_MODES, option_score
 from evaluation.domain.sampling import SamplingParams
 from evaluation.inference.base import (
     Backend,
@@ -35,8 +36,6 @@ from evaluation.inference.base import (
 )
 
 logger = logging.getLogger(__name__)
-
-SCORE_MODES = ("sum", "cloze")
 
 
 @dataclass(frozen=True)
@@ -348,8 +347,7 @@ class TransformersBackend(Backend):
         scores = []
         for position, (ids, start) in enumerate(sequences):
             option_log_probs = token_log_probs[position, start - 1 : len(ids) - 1]
-            total = float(option_log_probs.double().sum())
-            scores.append(total / len(option_log_probs) if mode == "cloze" else total)
+            scores.append(option_score(option_log_probs.double().tolist(), mode))
         return scores
 
 

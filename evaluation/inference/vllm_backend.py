@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evaluation.domain.option_scores import SCORE_MODES, option_score
 from evaluation.inference.base import (
     Backend,
     BackendConfigError,
@@ -29,8 +30,6 @@ from evaluation.inference.base import (
 from evaluation.inference.registry import BackendNotAvailable
 
 logger = logging.getLogger(__name__)
-
-SCORE_MODES = ("sum", "cloze")
 
 
 def import_vllm() -> Any:
@@ -199,8 +198,7 @@ class VllmBackend(Backend):
         for (ids, start), output in zip(sequences, outputs, strict=True):
             positions = output.prompt_logprobs
             values = [_logprob_value(positions[t][ids[t]]) for t in range(start, len(ids))]
-            total = float(sum(values))
-            totals.append(total / len(values) if mode == "cloze" else total)
+            totals.append(option_score(values, mode))
         scores, offset = [], 0
         for _prompt, options in items:
             scores.append(totals[offset : offset + len(options)])

@@ -23,11 +23,18 @@ from evaluation.domain.answer_extraction import (
     is_correct,
     option_continuations,
 )
-from evaluation.domain.benchmark_metrics import chrf_pp_sentence, judge_score_normalised, substring_match
+from evaluation.domain.benchmark_metrics import (
+    CLOZE_RULES,
+    MATCH_RULES,
+    answer_match,
+    chrf_pp_sentence,
+    judge_score_normalised,
+)
 from evaluation.domain.judge_parsing import parse_grade
 from evaluation.domain.judge_templates import FACTUAL, SCORE_RANGES, render_factual
 from evaluation.domain.sampling import SamplingParams, SamplingParamsError
 from evaluation.inference.base import ChatRequest
+from evaluation.inference.registry import backend_completes_text, backend_scores_options
 from evaluation.models import BenchmarkResult, BenchmarkRun, ModelEndpoint, RunChunk
 from evaluation.services.endpoints import endpoint_backend, endpoint_check_allowed, endpoint_sampling
 from evaluation.services.judging import judge_template_default, to_domain_template
@@ -55,8 +62,15 @@ BENCHMARK_OPTIONS = frozenset(
         "variant",
         "judge_language",
         "back_translate",
+        "match_rule",
+        "cloze_rule",
+        "direction",
     }
 )
+# Translation directions over a unit (source text in Indonesian, translation in a local language):
+# ``to_source``, the local text into Indonesian (LoraxBench's), or ``from_source``, Indonesian into the
+# local language and register.
+DIRECTIONS = ("to_source", "from_source")
 SCORINGS = {
     BenchmarkRun.Task.MCQ: ("extract", "logprob"),
     BenchmarkRun.Task.TRANSLATION: ("chrf",),
@@ -117,7 +131,10 @@ def benchmark_run_start(
     with examples from the questions whose ``meta.split`` is ``shot_split`` (of ``shot_dataset_id`` or the
     same dataset), ``eval_split`` (only questions of that split are scored), ``prompt_language`` (``id``
     or ``en`` prompt variants), ``variant`` (one variant id instead of the seeded choice per question),
-    ``seed``, ``sampling``, ``max_tokens``, ``chunk_size``, ``judge_language``. ``back_translate``
+    ``seed``, ``sampling``, ``max_tokens``, ``chunk_size``, ``judge_language``, ``match_rule`` (open QA by
+    substring: ``substring``, LoraxBench's rule and the default, or ``whole_word``), ``cloze_rule`` (cloze
+    mode: ``total`` log-probability of the continuation, LoraxBench's rule and the default, or ``mean`` per
+    token). ``back_translate``
     (translation): the model translates each unit's translation back into the source language; the result is
     scored by chrF++ against the source and kept as the unit's ``meta["back_translation"]``, from which the
     translation flags compute the back-translation similarity.
@@ -160,9 +177,25 @@ def benchmark_run_start(
         "chunk_size": chunk_size,
         "prompt_language": prompt_language,
     }
+    if scoring == "substring":
+        config["match_rule"] = _rule_option(options, "match_rule", MATCH_RULES)
+    elif options.get("match_rule"):
+        raise RunConfigError(gettext_noop("match_rule is an option of open QA scored by substring"))
+    if mode == BenchmarkRun.Mode.CLOZE:
+        config["cloze_rule"] = _rule_option(options, "cloze_rule", tuple(CLOZE_RULES))
+    elif options.get("cloze_rule"):
+        raise RunConfigError(gettext_noop("cloze_rule is an option of multiple choice in cloze mode"))
+    if task == BenchmarkRun.Task.TRANSLATION:
+        config["direction"] = _rule_option(options, "direction", DIRECTIONS)
+    elif options.get("direction"):
+        raise RunConfigError(gettext_noop("direction is an option of translation runs"))
     if options.get("back_translate"):
         if task != BenchmarkRun.Task.TRANSLATION:
             raise RunConfigError(gettext_noop("back_translate is an option of translation runs"))
+        if config["direction"] != "to_source":
+            raise RunConfigError(
+                gettext_noop("back_translate translates into the source language (to_source)")
+            )
         config["back_translate"] = True
     judge_template = None
     if scoring == "judge":
@@ -174,6 +207,8 @@ def benchmark_run_start(
         judge_template = judge_template_default(kind=FACTUAL, language=judge_language)
         config["judge_sampling"] = endpoint_sampling(judge_endpoint, {}).replace(n=1).to_dict()
 
+    if task == BenchmarkRun.Task.MCQ:
+        _check_backend_mode(endpoint, mode)
     items: list[dict[str, Any]]
     if task == BenchmarkRun.Task.MCQ:
         variants = MCQ_PROMPT_VARIANTS[prompt_language]
@@ -234,6 +269,44 @@ def benchmark_run_start(
     return run
 
 
+def _check_backend_mode(endpoint: ModelEndpoint, mode: str) -> None:
+    """Refuse, before anything is queued, a multiple-choice mode the endpoint's backend cannot run."""
+    if mode in (BenchmarkRun.Mode.LOGPROB, BenchmarkRun.Mode.CLOZE) and not backend_scores_options(
+        endpoint.backend
+    ):
+        raise RunConfigError(
+            gettext_noop(
+                "mode %(mode)s scores options by log-probability, which the %(backend)s backend of %(endpoint)s "
+                "cannot do; choose an endpoint on transformers, vllm or llamacpp, or the chat mode"
+            ),
+            mode=mode,
+            backend=endpoint.backend,
+            endpoint=endpoint.slug,
+        )
+    if mode == BenchmarkRun.Mode.COMPLETION and not backend_completes_text(endpoint.backend):
+        raise RunConfigError(
+            gettext_noop(
+                "mode completion needs plain text completion, which the %(backend)s backend of %(endpoint)s "
+                "cannot do; choose an endpoint on openai or llamacpp, or the chat mode"
+            ),
+            backend=endpoint.backend,
+            endpoint=endpoint.slug,
+        )
+
+
+def _rule_option(options: dict[str, Any], name: str, allowed: tuple[str, ...]) -> str:
+    """The named rule ``options[name]``, or the first of ``allowed`` (the paper's rule) when not given."""
+    rule = options.get(name) or allowed[0]
+    if rule not in allowed:
+        raise RunConfigError(
+            gettext_noop("%(name)s must be one of %(allowed)s, got %(rule)s"),
+            name=name,
+            allowed=", ".join(allowed),
+            rule=repr(rule)[:40],
+        )
+    return rule
+
+
 def _resolve_mode(*, task: str, mode: str | None, scoring: str | None) -> str:
     if mode and mode not in BenchmarkRun.Mode.values:
         raise RunConfigError(f"mode must be one of {', '.join(BenchmarkRun.Mode.values)}, got {mode!r}")
@@ -288,6 +361,8 @@ def _variant(run: BenchmarkRun, question: Question):
 def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> list[ItemOutcome]:
     questions = Question.objects.in_bulk([item["question"] for item in items])
     cloze = run.mode == BenchmarkRun.Mode.CLOZE
+    # Runs started before the rule was named scored cloze options by their mean per token.
+    cloze_rule = run.config.get("cloze_rule", "mean")
     prepared = []
     outcomes: list[ItemOutcome] = []
     for item in items:
@@ -320,11 +395,15 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
         for item, question, variant, text in prepared:
             letters = list(question.choices)
             if cloze:
-                logprobs = backend.score_options(text, cloze_continuations(question.choices), mode="cloze")
+                logprobs = backend.score_options(
+                    text, cloze_continuations(question.choices), mode=CLOZE_RULES[cloze_rule]
+                )
             else:
                 logprobs = backend.score_options(text, option_continuations(question.choices))
             predicted = best_option(letters, logprobs)
             raw = {"logprobs": dict(zip(letters, logprobs, strict=True)), "mode": run.mode}
+            if cloze:
+                raw["rule"] = cloze_rule
             outcomes.append(
                 ItemOutcome(
                     key=item["key"],
@@ -389,6 +468,8 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
     units = TranslationUnit.objects.in_bulk([item["unit"] for item in items])
     words = TRANSLATION_PROMPTS[run.config.get("prompt_language", "id")]
     back = bool(run.config.get("back_translate"))
+    # Runs started before the direction was named translated from the source (unless back-translating).
+    to_source = run.config.get("direction", "to_source" if back else "from_source") == "to_source"
     requests = []
     outcomes: list[ItemOutcome] = []
     for item in items:
@@ -398,13 +479,13 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
             continue
         register = f" ({unit.register})" if unit.register else ""
         source, target = unit.source_language, unit.target_language
-        if back:  # the translation back into the source language, which has no register of its own
+        if to_source:  # the local text into the source language, which has no register of its own
             source, target, register = target, source, ""
         text = words.format(
             source=LANGUAGE_NAMES.get(source, source),
             target=LANGUAGE_NAMES.get(target, target),
             register=register,
-            text=unit.translation_text if back else unit.source_text,
+            text=unit.translation_text if to_source else unit.source_text,
         )
         requests.append(
             ChatRequest(
@@ -420,7 +501,7 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
             outcomes.append(ItemOutcome(key=item["key"], error=result.error))
             continue
         prediction = result.text.strip()
-        reference = unit.source_text if back else unit.translation_text
+        reference = unit.source_text if to_source else unit.translation_text
         chrf = chrf_pp_sentence(prediction, reference)
         if back:
             # Kept on the unit for the back-translation flag; a rerun overwrites it with its own.
@@ -434,12 +515,17 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
                         benchmark_run=run,
                         item_key=item["key"],
                         unit=unit,
-                        language=unit.source_language if back else unit.target_language,
+                        # The local language in both directions: LoraxBench's tables are per language.
+                        language=unit.target_language,
                         register=unit.register,
                         prediction=prediction,
                         reference=reference,
                         score=chrf / 100,
-                        raw={"chrf_pp": chrf, "back_translation": back},
+                        raw={
+                            "chrf_pp": chrf,
+                            "back_translation": back,
+                            "direction": "to_source" if to_source else "from_source",
+                        },
                         latency_s=result.latency_s,
                         prompt_tokens=result.prompt_tokens,
                         completion_tokens=result.completion_tokens,
@@ -503,7 +589,9 @@ def _open_qa(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) 
                 outcomes.append(ItemOutcome(key=item["key"], error=f"judge: {judge_result.error}"))
                 continue
             low, high = SCORE_RANGES[FACTUAL]
-            parsed = parse_grade(judge_result.text, low, high)
+            parsed = parse_grade(
+                judge_result.text, low, high, truncated=judge_result.finish_reason == "length"
+            )
             fields["score"] = judge_score_normalised(parsed.value if parsed.ok else None, high)
             fields["raw"].update(
                 {
@@ -513,7 +601,10 @@ def _open_qa(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) 
                 }
             )
         else:
-            fields["correct"] = substring_match(result.text, gold, _metric_language(prompt.language))
+            # Runs started before the rule was named matched whole words.
+            rule = run.config.get("match_rule", "whole_word")
+            fields["correct"] = answer_match(result.text, gold, _metric_language(prompt.language), rule=rule)
+            fields["raw"]["rule"] = rule
         outcomes.append(
             ItemOutcome(
                 key=item["key"],

@@ -560,7 +560,9 @@ def _judge_outcomes(
             outcomes.append(ItemOutcome(key=key, error=failed.error))
             continue
         parsed = {
-            order: parse_judge_output(r.text, run.judge_kind, allow_tie=allow_tie)
+            order: parse_judge_output(
+                r.text, run.judge_kind, allow_tie=allow_tie, truncated=r.finish_reason == "length"
+            )
             for order, r in item_results.items()
         }
         rows: list[Any] = [

@@ -27,6 +27,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from accounts.refusals import Refused
+from datasets_app.jobs import heartbeat_stopped_at, heartbeat_timeout, heartbeating
 from evaluation.inference.base import BackendConfigError
 from evaluation.models import (
     ACTIVE_STATUSES,
@@ -130,13 +131,19 @@ def chunks_enqueue(run: models.Model) -> None:
     _send_on_commit(pending, now=timezone.now())
 
 
-def _lost(chunk: RunChunk, *, now: datetime, lost_after: timedelta, running_limit: timedelta) -> bool:
-    started_since_sent = chunk.started_at is not None and (
-        chunk.queued_at is None or chunk.started_at >= chunk.queued_at
-    )
-    if started_since_sent:
-        # Its task began and never committed: lost once no attempt can still be running.
-        return chunk.started_at < now - running_limit
+def chunk_heartbeat_key(chunk_id: int, attempt: int) -> str:
+    """The heartbeat of a chunk's attempt (``datasets_app.jobs.heartbeating``)."""
+    return f"jobs:heartbeat:evaluation.runchunk:{chunk_id}:{attempt}"
+
+
+# A pending chunk whose task began after it was last sent: running, or its worker died under it.
+STARTED_SINCE_SENT = Q(started_at__isnull=False) & (
+    Q(queued_at__isnull=True) | Q(started_at__gte=F("queued_at"))
+)
+
+
+def _lost(chunk: RunChunk, *, now: datetime, lost_after: timedelta) -> bool:
+    """A chunk whose task has not begun since it was sent, sent longer than ``lost_after`` ago."""
     return chunk.queued_at is None or chunk.queued_at < now - lost_after
 
 
@@ -147,16 +154,21 @@ def chunks_requeue_lost(
     lost_after: timedelta = CHUNK_LOST_AFTER,
     now: datetime | None = None,
 ) -> int:
-    """Send again the pending chunks of active runs whose task the broker no longer holds. Returns how many.
+    """Send again the pending chunks of active runs whose task the broker no longer holds, or whose worker
+    stopped under them. Returns how many.
+
+    A chunk whose task began counts as lost once its heartbeat is older than ``JOB_HEARTBEAT_TIMEOUT_S``,
+    or it began more than ``running_limit`` (the task's hard time limit) ago without committing, whatever
+    its queue holds: its worker was killed, and the broker keeps the unacknowledged task for its visibility
+    timeout. The chunk notes when its worker was last heard from (``worker_stopped_at``).
 
     A broker that restarts without persistence (or is flushed, or fails over) drops the queued tasks and
-    the unacknowledged ones; their chunks would stay pending and the run would never finish. A chunk
-    counts as lost when its queue is empty and its task was sent more than ``lost_after`` ago and has not
-    started since, or started more than ``running_limit`` (the task's hard time limit) ago without
-    committing. The empty queue is what tells a lost task from one still waiting behind others, so a long
-    backlog is never sent twice; ``queue_size`` answers it (``None``: unknown, nothing is sent). Should a
-    task be sent twice anyway (one taken from the queue in the moment of the check), the chunk's status
-    makes the later delivery a no-op.
+    the unacknowledged ones; their chunks would stay pending and the run would never finish. A chunk not
+    begun since it was sent counts as lost when its queue is empty and its task was sent more than
+    ``lost_after`` ago. The empty queue is what tells a lost task from one still waiting behind others, so
+    a long backlog is never sent twice; ``queue_size`` answers it (``None``: unknown, nothing is sent).
+    Should a task be sent twice anyway (one taken from the queue in the moment of the check), the chunk's
+    status makes the later delivery a no-op.
     """
     now = now or timezone.now()
     of_active_runs = Q()
@@ -165,17 +177,30 @@ def chunks_requeue_lost(
             run_kind=kind, run_id__in=model.objects.filter(status__in=ACTIVE_STATUSES).values("pk")
         )
     pending = RunChunk.objects.filter(of_active_runs, status=RunChunk.Status.PENDING)
-    queues = sorted(set(pending.values_list("endpoint__queue", flat=True)))
+    fields = ("pk", "run_kind", "attempts", "queued_at", "started_at", "endpoint__queue")
+    stopped: dict[int, datetime] = {}
+    lost: list[RunChunk] = []
+    timeout = heartbeat_timeout()
+    for chunk in pending.filter(STARTED_SINCE_SENT).select_related("endpoint").only(*fields):
+        at = heartbeat_stopped_at(
+            key=chunk_heartbeat_key(chunk.pk, chunk.attempts),
+            started_at=chunk.started_at,
+            now=now,
+            timeout=timeout,
+            limit=running_limit,
+        )
+        if at is not None:
+            stopped[chunk.pk] = at
+            lost.append(chunk)
+    waiting = pending.exclude(STARTED_SINCE_SENT)
+    queues = sorted(set(waiting.values_list("endpoint__queue", flat=True)))
     empty = [queue for queue in queues if queue_size(queue) == 0]
-    if not empty:
-        return 0
-    lost = [
-        chunk
-        for chunk in pending.filter(endpoint__queue__in=empty)
-        .select_related("endpoint")
-        .only("pk", "run_kind", "queued_at", "started_at", "endpoint__queue")
-        if _lost(chunk, now=now, lost_after=lost_after, running_limit=running_limit)
-    ]
+    if empty:
+        lost += [
+            chunk
+            for chunk in waiting.filter(endpoint__queue__in=empty).select_related("endpoint").only(*fields)
+            if _lost(chunk, now=now, lost_after=lost_after)
+        ]
     if not lost:
         return 0
     with transaction.atomic():
@@ -186,12 +211,16 @@ def chunks_requeue_lost(
             .values_list("pk", flat=True)
         )
         lost = [chunk for chunk in lost if chunk.pk in still]
+        for chunk in lost:
+            if chunk.pk in stopped:
+                RunChunk.objects.filter(pk=chunk.pk).update(worker_stopped_at=stopped[chunk.pk])
         if lost:
             _send_on_commit(lost, now=now)
     if lost:
         logger.warning(
-            "sent %d pending chunk(s) again, lost from the empty queue(s) %s",
+            "sent %d pending chunk(s) again (%d whose worker stopped) on the queue(s) %s",
             len(lost),
+            sum(chunk.pk in stopped for chunk in lost),
             ", ".join(sorted({chunk.endpoint.queue for chunk in lost})),
         )
     return len(lost)
@@ -450,7 +479,8 @@ def chunk_process(
     have = existing_keys(run, items)
     todo = [item for item in items if item["key"] not in have]
     try:
-        outcomes = compute(run=run, items=todo, endpoint=chunk.endpoint) if todo else []
+        with heartbeating(key=chunk_heartbeat_key(chunk.pk, chunk.attempts + 1)):
+            outcomes = compute(run=run, items=todo, endpoint=chunk.endpoint) if todo else []
     except (BackendConfigError, NotImplementedError) as exc:
         logger.warning("%s failed on chunk %s: %s", run, chunk.index, exc)
         run_fail(run=run, error=f"{type(exc).__name__}: {exc}")

@@ -3,7 +3,8 @@
 The card is a YAML header (what the Hub and ``datasets`` read: licence, languages, task, size, and which
 parquet files make which split) followed by Markdown for people: how the data was made, the rubric and
 guidelines the annotators saw, counts, and agreement figures. Nothing is invented: a figure that was not
-passed in is written as "not computed".
+passed in is written as "not computed", a section with nothing to show (no rubric, no guidelines) is left
+out and nothing promises it, and who gave the answers is said only as far as it is known.
 
 The header is written by a small YAML emitter of our own (mappings, sequences and scalars, every string
 double-quoted with JSON escapes), so the card needs no YAML library; what it writes is read back by
@@ -84,20 +85,28 @@ COLUMN_PREFIX_TEXT = {
     "rejected_score_": "Mean rating of the rejected response over annotators on the criterion `{}`.",
 }
 UNDESCRIBED = "(no description)"
-PROVENANCES = ("expert", "crowd", "simulated")
+# "unstated": the exporter did not say who the annotators were (the default); the card says so.
+PROVENANCES = ("expert", "crowd", "simulated", "unstated")
 ANNOTATIONS_CREATORS = {
     "expert": "expert-generated",
     "crowd": "crowdsourced",
     "simulated": "machine-generated",
+    "unstated": "other",
 }
+# ``{guided}`` is where the card says which of the rubric and the guidelines below the annotators followed.
 JUDGED_BY = {
     "expert": (
         "Native speakers judged the responses without seeing which model wrote them, in an order shuffled for "
-        "each annotator, following the rubric and guidelines below."
+        "each annotator{guided}."
     ),
     "crowd": (
         "Crowd workers judged the responses without seeing which model wrote them, in an order shuffled for "
-        "each annotator, following the rubric and guidelines below."
+        "each annotator{guided}."
+    ),
+    "unstated": (
+        "{annotators} judged the responses without seeing which model wrote them, in an order shuffled for "
+        "each annotator{guided}. Who they were (native speakers, experts or crowd workers) was not stated "
+        "when this dataset was exported."
     ),
     "simulated": (
         "The judgements are simulated: a program stood in for the annotators and drew each answer from a "
@@ -142,11 +151,13 @@ class CardInput:
     summary: str = ""
     task_categories: Sequence[str] = ("text-generation",)
     tags: Sequence[str] = ("preference", "dpo", "human-feedback")
-    provenance: str = "expert"
+    provenance: str = "unstated"
     # Annotators whose answers were simulated, of all who answered (said on the card when some were).
     n_simulated_annotators: int = 0
     n_annotators: int = 0
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    # Scores: rated criteria that did not enter the score -> why (said beside the weights).
+    left_out_criteria: Mapping[str, str] = field(default_factory=dict)
     pair_counts: Mapping[str, Any] | None = None
     rubric_version: str | int | None = None
     rubrics: Mapping[str, str | Mapping[str, str]] = field(default_factory=dict)
@@ -239,12 +250,28 @@ def render_dataset_card(card: CardInput) -> str:
     return f"---\n{header}---\n\n" + "\n".join(body).rstrip() + "\n"
 
 
+def _guided(card: CardInput) -> str:
+    """Which of the sections below the annotators followed: only those that are there."""
+    followed = [
+        name for name, given in (("rubric", _has_rubric(card)), ("guidelines", card.guidelines)) if given
+    ]
+    return f", following the {' and '.join(followed)} below" if followed else ""
+
+
+def _judged_by(card: CardInput) -> str:
+    if card.provenance not in JUDGED_BY:
+        raise ValueError(f"provenance must be one of {', '.join(PROVENANCES)}")
+    n = card.n_annotators
+    annotators = "Annotators" if not n else f"{n} annotator" if n == 1 else f"{n} annotators"
+    return JUDGED_BY[card.provenance].format(guided=_guided(card), annotators=annotators)
+
+
 def _making_section(card: CardInput) -> list[str]:
     lines = [
         "## How the data was made",
         "",
         "Prompts were grouped by category and answered by several language models. "
-        + JUDGED_BY[card.provenance]
+        + _judged_by(card)
         + " The judgements were then turned into preference pairs.",
         "",
     ]
@@ -257,6 +284,17 @@ def _making_section(card: CardInput) -> list[str]:
     strategy = card.parameters.get("strategy")
     if strategy in STRATEGY_TEXT:
         lines += [f"Conversion (`{strategy}`): {STRATEGY_TEXT[strategy]}", ""]
+    weights = card.parameters.get("weights")
+    if strategy == "scores" and isinstance(weights, Mapping) and weights:
+        weighed = ", ".join(f"`{name}` (weight {_value(float(w))})" for name, w in weights.items())
+        lines += [f"Criteria in the score: {weighed}.", ""]
+    if strategy == "scores" and card.left_out_criteria:
+        lines += [
+            "Rated criteria left out of the score: "
+            + "; ".join(f"`{name}`: {why}" for name, why in card.left_out_criteria.items())
+            + ".",
+            "",
+        ]
     if card.vote_weights is not None:
         lines += [
             "Votes were reliability-weighted: each annotator's vote counted with their Dawid-Skene accuracy "
@@ -361,16 +399,59 @@ def _split_section(card: CardInput) -> list[str]:
     return lines
 
 
+def _has_rubric(card: CardInput) -> bool:
+    return card.rubric_version is not None or bool(card.rubrics)
+
+
 def _rubric_section(card: CardInput) -> list[str]:
-    version = NOT_COMPUTED if card.rubric_version is None else str(card.rubric_version)
-    lines = ["## Rubric", "", f"Rubric version: {version}", ""]
-    if not card.rubrics:
-        lines += ["No rubric text was given.", ""]
-    for criterion, text in card.rubrics.items():
-        lines += [f"### {criterion}", ""]
-        lines += _texts(text)
-    lines += ["## Annotation guidelines", ""]
-    lines += _texts(card.guidelines) if card.guidelines else ["No guidelines were given.", ""]
+    """The rubric (with its version, when there is one) and the guidelines; each only when given."""
+    lines: list[str] = []
+    if _has_rubric(card):
+        lines += ["## Rubric", ""]
+        if card.rubric_version is not None:
+            lines += [f"Rubric version: {card.rubric_version}", ""]
+        if not card.rubrics:
+            lines += ["No rubric text was given.", ""]
+        for criterion, text in card.rubrics.items():
+            lines += [f"### {criterion}", ""]
+            lines += _texts(text)
+    if card.guidelines:
+        lines += ["## Annotation guidelines", "", *_texts(card.guidelines)]
+    return lines
+
+
+WORK_HEADER = ("work", "done", "by people", "by simulated annotators", "person not recorded")
+SIMULATED_NOTE = (
+    "A simulated annotator is a program standing in for a person (as in Timbang's demo), not a native "
+    "speaker: the work it did is part of this dataset and of the counts below; treat it as unchecked by people."
+)
+
+
+def work_lines(work: Sequence[tuple[str, Mapping[str, int]]]) -> list[str]:
+    """A table of who did each piece of work (``(what, counts)`` with the counts of
+    ``exports.selectors.work_counts``), and the note on simulated annotators when some did part of it."""
+
+    def people(n: int, rows: int) -> str:
+        return f"{rows:,} ({n} {'person' if n == 1 else 'people'})" if rows else "0"
+
+    def simulated(n: int, rows: int) -> str:
+        return f"{rows:,} ({n} simulated annotator{'' if n == 1 else 's'})" if rows else "0"
+
+    rows = []
+    for what, c in work:
+        by_people = c["rows"] - c["simulated_rows"] - c["unrecorded_rows"]
+        rows.append(
+            [
+                what,
+                f"{c['rows']:,}",
+                people(c["people"], by_people),
+                simulated(c["simulated"], c["simulated_rows"]),
+                f"{c['unrecorded_rows']:,}",
+            ]
+        )
+    lines = [*_table(WORK_HEADER, rows), ""]
+    if any(c["simulated_rows"] for _, c in work):
+        lines += [SIMULATED_NOTE, ""]
     return lines
 
 

@@ -163,7 +163,7 @@
       toggle("shortcuts");
     } else if (r.dataset.job === "1") {
       handled = jobKey(key);
-    } else if (key === "l") {
+    } else if (key === "l" && r.querySelector("[data-action=rubric-lang]")) {
       toggleRubricLang();
     } else if (kind === "pairwise" && ["a", "b", "t", "x"].indexOf(key) >= 0) {
       check('input[name=vote][data-key="' + key + '"]');

@@ -70,3 +70,25 @@ def test_dashboard_says_partial_while_the_run_works_and_not_after(pairwise, role
     html = client.get(page).content.decode()
     assert 'data-testid="partial"' not in html and "partial:" not in html
     assert f"juri-x (run {run.pk})" in html  # still on the leaderboard, now complete
+
+
+def test_a_cancelled_run_reads_cancelled_not_partial(pairwise, role_client):  # noqa: F811
+    run = running_judge(pairwise, n_total=2)
+    JudgeRun.objects.filter(pk=run.pk).update(status="cancelled")
+    client = role_client("project_manager")
+    page = f"/analytics/projects/{pairwise.pk}/"
+    html = client.get(page).content.decode()
+    assert f"juri-x (run {run.pk}): cancelled: 1 of 2 done" in html and "partial:" not in html
+    html = client.get(page, HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert f"juri-x (run {run.pk}): dibatalkan: 1 dari 2 selesai" in html
+
+
+def test_a_cancelled_run_counts_the_same_on_its_page_as_on_the_dashboard(pairwise, role_client):  # noqa: F811
+    # The cancel cut a chunk short: one verdict is written, the run's own count (moved per chunk) is 0.
+    run = running_judge(pairwise, n_total=2)
+    JudgeRun.objects.filter(pk=run.pk).update(status="cancelled", n_done=0)
+    client = role_client("researcher")
+    dashboard = client.get(f"/analytics/projects/{pairwise.pk}/").content.decode()
+    assert "cancelled: 1 of 2 done" in dashboard
+    page = client.get(f"/evaluation/runs/judge/{run.pk}/").content.decode()
+    assert "1 / 2" in page and "0 / 2" not in page

@@ -5,15 +5,25 @@ again or failed, cancel and compute again from the dashboard and the API."""
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.core.cache import cache
+from django.utils import timezone
 
 from analytics import selectors, services
 from analytics.tasks import agreement_report
+from datasets_app.jobs import heartbeat_touch
 
 from .test_reports import likert  # noqa: F401 - the answered Likert project fixture
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_heartbeats_of_other_tests():
+    """Heartbeats live in the cache, which outlives each test's database."""
+    cache.clear()
 
 
 def url(project, suffix: str = "") -> str:
@@ -156,3 +166,50 @@ def test_api_cancel_and_retry(api_client_for, likert, settings, django_capture_o
     assert response.status_code in (200, 202)
     assert api.get(base).status_code == 200
     assert api.post(base + "/cancel?level=nope").status_code == 400
+
+
+def _heard(likert, version, *, seconds_ago: float, task_id="first-delivery") -> datetime:
+    """The killed delivery's last heartbeat."""
+    heard = datetime.now(tz=UTC) - timedelta(seconds=seconds_ago)
+    key = services._heartbeat_key(likert.pk, "ordinal", version, task_id)
+    heartbeat_touch(key=key, now=heard)
+    return heard
+
+
+def test_a_report_whose_worker_stopped_beating_is_sent_again_and_the_dashboard_says_so(
+    role_client, likert, settings, django_capture_on_commit_callbacks
+):  # noqa: F811
+    settings.ANALYTICS_INLINE_MAX_VALUES = 0
+    settings.JOB_HEARTBEAT_TIMEOUT_S = 90
+    settings.JOB_MAX_ATTEMPTS = 3
+    # Begun three minutes ago, well inside the task's time limit; heard from last two minutes ago.
+    version = running(likert, started=time.time() - 180)
+    heard = _heard(likert, version, seconds_ago=120)
+    client = role_client("researcher")
+    with django_capture_on_commit_callbacks(execute=False):
+        html = client.get(url(likert)).content.decode()
+    assert status_of(likert)["state"] == "queued" and status_of(likert)["task_id"] != "first-delivery"
+    shown = f"{timezone.localtime(heard):%H:%M}"
+    assert f"The worker stopped at {shown}; requeued (attempt 2 of 3)." in html
+    client.cookies["django_language"] = "id"
+    html = client.get(url(likert), HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert f"Worker berhenti pada pukul {shown}; dimasukkan ke antrean lagi (percobaan 2 dari 3)." in html
+
+
+def test_a_report_heard_from_a_moment_ago_keeps_running(likert, settings):  # noqa: F811
+    settings.ANALYTICS_INLINE_MAX_VALUES = 0
+    settings.JOB_HEARTBEAT_TIMEOUT_S = 90
+    version = running(likert, started=time.time() - 180)
+    _heard(likert, version, seconds_ago=30)
+    state = services.report_state(project=likert, level="ordinal")
+    assert (state.status, state.worker_stopped_at) == ("running", None)
+
+
+def test_cancel_ends_at_once_a_report_whose_worker_stopped(likert, settings):  # noqa: F811
+    settings.ANALYTICS_INLINE_MAX_VALUES = 0
+    settings.JOB_HEARTBEAT_TIMEOUT_S = 90
+    version = running(likert, started=time.time() - 180)
+    _heard(likert, version, seconds_ago=120)
+    assert services.report_cancel(project=likert, level="ordinal") == "cancelled"
+    state = services.report_state(project=likert, level="ordinal")
+    assert state.status == "cancelled" and not state.cancelling and state.worker_stopped_at is not None

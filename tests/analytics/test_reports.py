@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import krippendorff
 import numpy as np
 import pytest
@@ -229,6 +231,24 @@ def test_pairwise_human_agreement(pairwise):
     assert all(r["ci_low"] is not None for r in ratings)
 
 
+def test_bradley_terry_counts_are_whole_numbers_in_the_json_and_on_the_page(pairwise):
+    from analytics.views import heading, panels
+
+    report = services.compute_report(project=pairwise, level="ordinal", draws=0, bt_draws=0)
+    ratings = report["sections"]["bradley_terry"]["tables"]["ratings"]
+    # Six votes, each between the same two models; a tie is half a win for each side.
+    assert [r["games"] for r in ratings] == [6, 6] and all(type(r["games"]) is int for r in ratings)
+    assert sum(r["wins"] for r in ratings) == 6 and all(isinstance(r["wins"], float) for r in ratings)
+    assert all(type(r["n_votes"]) is int for r in ratings)
+    panel = next(p for p in panels(report, pairwise.pk, "ordinal") if p["name"] == "bradley_terry")
+    table = panel["tables"][0]
+    cells = [dict(zip(table["columns"], row, strict=True)) for row in table["rows"]]
+    assert [c[heading("games")] for c in cells] == ["6", "6"]
+    assert sorted(c[heading("wins")] for c in cells) == ["2.5", "3.5"]
+    assert all(c[heading("n_votes")] == "6" for c in cells)
+    assert all(re.fullmatch(r"\d+\.\d{3}", c[heading("rating")]) for c in cells)
+
+
 def test_judge_leaderboard(pairwise):
     from evaluation.models import JudgeRun, JudgeTemplate, Judgment, ModelEndpoint, PairVerdict
 
@@ -294,6 +314,37 @@ def test_judge_leaderboard(pairwise):
     assert consistency["n"] == 2 and consistency["consistent"] == 0.5 and consistency["biased_first"] == 0.5
     categories = report["sections"]["judges"]["tables"]["by_category"]
     assert {r["category"] for r in categories} == {"analysis", "math"}
+
+
+def test_judge_leaderboard_has_indopref_avg_the_macro_mean_with_parse_errors_wrong(pairwise):
+    from evaluation.models import JudgeRun, JudgeTemplate, ModelEndpoint, PairVerdict
+
+    endpoint = ModelEndpoint.objects.create(slug="judge-y", model_id="judge-y")
+    template = JudgeTemplate.objects.get_or_create(
+        kind="pairwise", language="en", version=98, defaults={"user": "x"}
+    )[0]
+    run = JudgeRun.objects.create(
+        judge_kind="pairwise", endpoint=endpoint, template=template, annotation_project=pairwise
+    )
+    t1, t2 = pairwise.test_tasks
+    assert t1.prompt.category != t2.prompt.category
+    for task, verdict in ((t1, "A"), (t2, "error")):
+        PairVerdict.objects.create(
+            judge_run=run,
+            target_key=f"task:{task.pk}",
+            prompt=task.prompt,
+            response_a=task.response_a,
+            response_b=task.response_b,
+            annotation_task_id=task.pk,
+            verdict=verdict,
+            consistency="consistent" if verdict != "error" else "error",
+        )
+    report = services.compute_report(project=pairwise, level="ordinal", draws=0, bt_draws=0)
+    pair = next(r for r in report["sections"]["judges"]["tables"]["leaderboard"] if r["kind"] == "pairwise")
+    # t1's category: 1 of 1 right; t2's: its only verdict did not parse. Valid-only: micro 1/1, macro over
+    # the one category with a valid verdict 1.0; raw: micro 1/2, macro (1 + 0) / 2.
+    assert (pair["accuracy"], pair["macro_accuracy"]) == (1.0, 1.0)
+    assert (pair["accuracy_raw"], pair["macro_accuracy_raw"]) == (0.5, 0.5)
 
 
 def test_judges_section_without_judgments_says_so(pairwise):

@@ -97,3 +97,34 @@ def test_filter_accept_three_reject_one_and_the_fix_comes_back(
     assert back.count() == 1
     assert "Sent back earlier with: Respons 3 lebih lengkap, periksa lagi." in back.inner_text()
     assert back.locator("[data-testid=best]").count() == 1
+
+
+def test_reviewer_reads_every_criterion_under_its_label_in_both_languages(page, login, make_project):
+    services.rubric_save(
+        criterion="factual",
+        label={"id": "Faktual", "en": "Factual"},
+        question={"id": "Apakah isinya benar?", "en": "Is it correct?"},
+        scale={
+            "categories": [
+                {"value": "yes", "label": {"id": "Ya", "en": "Yes"}},
+                {"value": "no", "label": {"id": "Tidak", "en": "No"}},
+                {"value": "unsure", "label": {"id": "Ragu-ragu", "en": "Unsure"}},
+            ]
+        },
+        levels={},
+        new=True,
+    )
+    project = make_project(n_prompts=1, n_models=2, per_group=1, criteria=["relevance", "factual"])
+    user = project.annotators[0]
+    assignment = services.assignment_claim(project=project, user=user)
+    answer = {"1": {"relevance": 5, "factual": "unsure"}, "2": {"relevance": 2, "factual": "no"}}
+    services.assignment_submit(token=assignment.token, user=user, payload={"ratings": answer})
+
+    login(page, "reviewer", username="rini")
+    page.goto(reverse("annotation:review"))
+    ratings = page.locator("[data-testid=review-item] [data-testid=ratings]")
+    assert ratings.all_inner_texts() == ["Relevance: 5 · Factual: Unsure", "Relevance: 2 · Factual: No"]
+    page.click("[data-testid=lang-id]")
+    page.wait_for_load_state()
+    assert page.locator("html").get_attribute("lang") == "id"
+    assert ratings.all_inner_texts() == ["Relevansi: 5 · Faktual: Ragu-ragu", "Relevansi: 2 · Faktual: Tidak"]

@@ -7,16 +7,23 @@ import zipfile
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
-from datasets_app.jobs import JobRefused, jobs_requeue_stale
+from datasets_app.jobs import JobRefused, job_heartbeat_touch, jobs_requeue_stale
 from exports import services as export_services
 from exports.models import Export
 from exports.services import EXPORT_JOB, ExportOptions, export_cancel, export_create, export_retry
 from exports.tasks import export_run_task
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_heartbeats_of_other_tests():
+    """Heartbeats live in the cache, which outlives each test's database."""
+    cache.clear()
 
 
 @pytest.fixture
@@ -241,3 +248,24 @@ def test_an_attempt_whose_export_was_handed_on_stops_and_leaves_the_row_and_file
     record.refresh_from_db()
     assert (record.status, record.task_id, record.finished_at) == ("running", "the-next-delivery", None)
     assert (exports_dir / f"export-{record.pk}" / "README.md").exists()
+
+
+def test_an_export_whose_worker_stopped_beating_is_requeued_then_its_page_says_so(
+    role_client, likert_project, exports_dir, settings, django_capture_on_commit_callbacks
+):
+    settings.JOB_HEARTBEAT_TIMEOUT_S = 90
+    settings.JOB_MAX_ATTEMPTS = 3
+    record = created(likert_project)
+    heard = timezone.now() - timedelta(minutes=2)  # an hour inside the export's time limit
+    died_while_running(record, exports_dir / f"export-{record.pk}", started=heard - timedelta(seconds=5))
+    job_heartbeat_touch(kind=EXPORT_JOB, job=record, now=heard)
+    with django_capture_on_commit_callbacks(execute=False):
+        assert jobs_requeue_stale(kind=EXPORT_JOB) == {"sent": 1, "failed": 0, "cancelled": 0}
+    client = role_client("researcher")
+    client.cookies["django_language"] = "id"
+    page = client.get(reverse("exports:export_detail", args=[record.pk]), HTTP_ACCEPT_LANGUAGE="id")
+    expected = f"Worker berhenti pada pukul {timezone.localtime(heard):%H:%M}; dimasukkan ke antrean lagi"
+    assert f"{expected} (percobaan 2 dari 3)." in page.content.decode()
+    record.refresh_from_db()
+    assert export_run_task.apply(args=[record.pk], task_id=record.task_id).get() == "succeeded"
+    assert not (exports_dir / f"export-{record.pk}" / "half-written.parquet").exists()

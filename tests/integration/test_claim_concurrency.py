@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections import Counter, defaultdict
@@ -96,3 +97,81 @@ def test_thirty_annotators_two_groups_exactly_k_each(make_project, make_user):
         .exists()
     )
     print(f"{len(submitted)} submissions by 30 threads in {elapsed:.1f} s")
+
+
+def test_a_group_of_exactly_k_with_lapsed_leases_finishes_under_a_race(make_project):
+    # Every member must do every task; each first leaves a task open past its lease. In the race the
+    # lapsed tasks come back to their holders while the others claim around them: every place is filled
+    # once, by distinct members, and nothing deadlocks.
+    assert connection.vendor == "postgresql"
+    n_tasks, k = 60, 4
+    dataset = build_dataset(n_prompts=n_tasks, n_models=2)
+    project = make_project(kind="best_of_n", dataset=dataset, groups=1, per_group=k, overlap=k)
+    lapsed = [services.assignment_claim(project=project, user=u) for u in project.annotators]
+    Assignment.objects.filter(pk__in=[a.pk for a in lapsed]).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    services.leases_reclaim(project=project)
+
+    errors = race(project, project.annotators)
+    assert not errors, errors[:3]
+
+    submitted = list(
+        Assignment.objects.filter(project=project, status="submitted").values_list("task_id", "annotator_id")
+    )
+    assert len(submitted) == n_tasks * k == len(set(submitted))
+    assert not Assignment.objects.filter(project=project).exclude(status="submitted").exists()
+    assert {a.pk for a in lapsed} <= set(
+        Assignment.objects.filter(project=project, status="submitted").values_list("pk", flat=True)
+    )
+    assert (
+        not TaskSlot.objects.filter(project=project)
+        .exclude(open_count=0, active_count=0, submitted_count=k)
+        .exists()
+    )
+
+
+def at_once(*calls) -> list[BaseException]:
+    """Run ``calls`` in threads released together; the errors they raised."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(calls))
+
+    def work(call):
+        try:
+            start.wait()
+            call()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(call,)) for call in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return errors
+
+
+def test_a_late_submit_and_a_claim_of_the_same_lapsed_task_do_not_deadlock(make_project):
+    # One annotator, two windows: one submits the lapsed task late while the other claims, which would
+    # hand the same task back. Whatever order they meet in, the task is submitted once and the place
+    # counted once.
+    assert connection.vendor == "postgresql"
+    for _ in range(5):
+        project = make_project(
+            kind="best_of_n", dataset=build_dataset(n_prompts=3, n_models=2), per_group=1, overlap=1
+        )
+        (user,) = project.annotators
+        held = services.assignment_claim(project=project, user=user)
+        Assignment.objects.filter(pk=held.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+        services.leases_reclaim(project=project)
+        errors = at_once(
+            functools.partial(services.assignment_submit, token=held.token, user=user, payload={"best": 1}),
+            functools.partial(services.assignment_claim, project=project, user=user),
+        )
+        assert not errors, errors
+        held.refresh_from_db()
+        assert held.status == "submitted"
+        slot = TaskSlot.objects.get(pk=held.slot_id)
+        assert (slot.open_count, slot.active_count, slot.submitted_count) == (0, 0, 1)

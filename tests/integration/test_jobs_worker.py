@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 import zipfile
+from datetime import timedelta
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -16,7 +17,9 @@ from django.utils import timezone
 from annotation.models import Annotation, AnnotatorGroup, Assignment, Project, Task
 from annotation.services import rubric_defaults_ensure
 from config.celery import app as celery_app
+from datasets_app.jobs import job_heartbeat_at, jobs_requeue_stale
 from datasets_app.models import Dataset, DatasetImport, Prompt, Response
+from datasets_app.services import IMPORT_JOB
 from exports.models import Export
 from exports.services import ExportOptions, export_create, export_preview
 from tests.integration.conftest import wait_for
@@ -35,6 +38,15 @@ def broker():
         connection.default_channel.queue_purge("default")
         connection.default_channel.client.delete("unacked", "unacked_index")
     yield
+
+
+@pytest.fixture
+def not_eager():
+    """Tasks queued in this process (by the sweep) go to the broker, not run here (test settings)."""
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = False
+    yield
+    celery_app.conf.task_always_eager = eager
 
 
 def _status(model, pk):
@@ -215,3 +227,62 @@ def test_an_export_killed_mid_way_runs_again_on_the_next_worker_with_complete_fi
         assert sorted(archive.namelist()) == files_in_folder
     assert "README.md" in files_in_folder
     print(f"export finished on the next worker in {time.monotonic() - started:.1f} s")
+
+
+def test_an_import_whose_worker_was_killed_is_requeued_by_the_sweep_once_its_heartbeat_stops(
+    celery_worker_process, broker, not_eager, tmp_path, settings
+):
+    """The broker keeps the killed worker's message for hours (its visibility timeout); the heartbeat
+    tells the sweep within seconds that nothing runs the import any more."""
+    # The worker and this test share the cache the heartbeat is kept in.
+    settings.CACHES = {"default": {"BACKEND": "config.cache.RedisCache", "LOCATION": settings.REDIS_URL}}
+    settings.JOB_HEARTBEAT_TIMEOUT_S = 2
+    beats = {
+        "TIMBANG_TEST_SHARED_CACHE": "1",
+        "JOB_HEARTBEAT_INTERVAL_S": "0.5",
+        "JOB_HEARTBEAT_TIMEOUT_S": "2",
+    }
+    n = 6_000
+    upload = tmp_path / "beats.jsonl"
+    with upload.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            row = {"id": f"p{i}", "category": "math", "language": "ind", "prompt": f"Berapa {i} kali dua?"}
+            out.write(json.dumps(row) + "\n")
+    record = DatasetImport.objects.create(
+        name="heartbeat-import", file_format="jsonl", upload_path=str(upload), task_id="killed-delivery"
+    )
+    first = celery_worker_process(extra_env=beats)
+    celery_app.send_task(
+        "datasets_app.dataset_import_run", args=[record.pk], task_id=record.task_id, queue="default"
+    )
+    wait_for(
+        lambda: _status(DatasetImport, record.pk) == "running", timeout=30, message="the import to start"
+    )
+    record.refresh_from_db()
+    wait_for(lambda: job_heartbeat_at(kind=IMPORT_JOB, job=record), timeout=10, message="a heartbeat")
+    time.sleep(0.5)
+    first.kill()
+    killed_at = timezone.now()
+    assert _status(DatasetImport, record.pk) == "running"
+    assert jobs_requeue_stale(kind=IMPORT_JOB)["sent"] == 0  # heard from a moment ago
+
+    # The import's time limit is hours away; its heartbeat is two seconds old.
+    done = wait_for(
+        lambda: jobs_requeue_stale(kind=IMPORT_JOB)["sent"], timeout=10, interval=0.5, message="the sweep"
+    )
+    recovered_after = (timezone.now() - killed_at).total_seconds()
+    assert done == 1
+    record.refresh_from_db()
+    assert record.status == "queued" and record.task_id != "killed-delivery"
+    assert killed_at - timedelta(seconds=3) < record.worker_stopped_at <= killed_at
+
+    celery_worker_process(extra_env=beats)
+    wait_for(
+        lambda: _status(DatasetImport, record.pk) not in ("queued", "running"),
+        timeout=60,
+        message="the requeued import to finish",
+    )
+    record.refresh_from_db()
+    assert (record.status, record.attempts, record.counts) == ("succeeded", 2, {"prompts": n, "responses": 0})
+    assert Prompt.objects.filter(dataset__name="heartbeat-import").count() == n
+    print(f"the sweep requeued the import {recovered_after:.1f} s after its worker was killed")

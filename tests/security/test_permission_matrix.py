@@ -146,6 +146,7 @@ PAGES: dict[str, Row] = {
     "annotation:manage_quality_csv": Row("GET", MANAGE, rating),
     "annotation:manage_qualification": Row("POST", MANAGE, rating),
     "annotation:manage_gold_import": Row("POST", MANAGE, rating),
+    "annotation:manage_gold_rate": Row("POST", MANAGE, rating, lambda w: {"gold_rate": "0.1"}),
     "annotation:manage_gold_tasks": Row("GET", MANAGE, rating),
     "annotation:manage_gold_task": Row(
         "GET", MANAGE, lambda w: {"project_id": w.rating.pk, "task_id": w.rating.tasks.first().pk}

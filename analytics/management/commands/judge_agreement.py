@@ -24,6 +24,7 @@ from django.core.management.base import CommandParser
 
 from analytics.domain.csv_inputs import InputError, human_votes_frame, judge_frame, read_csv
 from analytics.domain.judge_agreement import (
+    ENSEMBLE_RULES,
     RANDOM_BASELINE_WITH_TIES,
     RANDOM_BASELINE_WITHOUT_TIES,
     AgreementRate,
@@ -108,6 +109,13 @@ class Command(CsvCommand):
         parser.add_argument(
             "--ensemble", action="store_true", help="add a judge averaging all score-based judges' scores"
         )
+        parser.add_argument(
+            "--ensemble-rule",
+            choices=ENSEMBLE_RULES,
+            default="all_judges",
+            help="all_judges (SeaBench): an item counts only when every judge scored it; "
+            "any_parsed: the mean of whichever judges scored it",
+        )
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -144,7 +152,7 @@ class Command(CsvCommand):
         if options["ensemble"]:
             if ENSEMBLE in verdicts:
                 raise InputError(f"a judge is already called {ENSEMBLE!r}")
-            ensemble = ensemble_scores(judge, keys=keys)
+            ensemble = ensemble_scores(judge, keys=keys, rule=options["ensemble_rule"])
             averaged = ensemble.scores
             vote = verdicts_from_scores(
                 averaged["score_a"], averaged["score_b"], tie_threshold=options["tie_threshold"]
@@ -153,6 +161,9 @@ class Command(CsvCommand):
             extra[ENSEMBLE] = {
                 "n_left_out": ensemble.n_left_out,
                 "n_items_without_score": ensemble.n_items_without_score,
+                "rule": ensemble.rule,
+                "n_items_excluded": ensemble.n_items_excluded,
+                "n_items_used": ensemble.n_items_used,
                 "members": sorted(str(j) for j in judge["judge"].unique()),
             }
         judges = {

@@ -20,10 +20,12 @@ from celery import current_app
 from django.core.management.base import CommandParser
 
 from datasets_app.models import Dataset
+from evaluation.domain.benchmark_metrics import CLOZE_RULES, MATCH_RULES
 from evaluation.management.commands import CsvCommand, json_safe
 from evaluation.models import BenchmarkRun, ModelEndpoint, RunChunk
 from evaluation.selectors import benchmark_tables
 from evaluation.services import RunConfigError, benchmark_run_start
+from evaluation.services.benchmarks import DIRECTIONS
 from evaluation.tasks import benchmark_chunk
 
 _OPTIONS = {
@@ -36,6 +38,9 @@ _OPTIONS = {
     "max_tokens": "max_tokens",
     "scoring": "scoring",
     "chunk_size": "chunk_size",
+    "match_rule": "match_rule",
+    "cloze_rule": "cloze_rule",
+    "direction": "direction",
 }
 
 
@@ -66,6 +71,21 @@ class Command(CsvCommand):
         parser.add_argument("--temperature", type=float, help="sampling temperature (0: greedy)")
         parser.add_argument("--scoring")
         parser.add_argument("--chunk-size", type=int)
+        parser.add_argument(
+            "--match-rule",
+            choices=MATCH_RULES,
+            help="open QA by substring: substring (LoraxBench) or whole_word",
+        )
+        parser.add_argument(
+            "--cloze-rule",
+            choices=tuple(CLOZE_RULES),
+            help="cloze mode: total log-probability (LoraxBench) or mean",
+        )
+        parser.add_argument(
+            "--direction",
+            choices=DIRECTIONS,
+            help="translation: to_source (into Indonesian, LoraxBench) or from_source",
+        )
         parser.add_argument(
             "--back-translate", action="store_true", help="translation: translate the translations back"
         )

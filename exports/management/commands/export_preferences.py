@@ -69,8 +69,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--provenance",
             default="",
-            choices=["", "expert", "crowd", "simulated"],
-            help="Who gave the answers, for the card (default expert; simulated annotators are always declared).",
+            choices=["", "expert", "crowd", "simulated", "unstated"],
+            help="Who gave the answers, for the card (default unstated: the card says it was not stated; "
+            "simulated annotators are always declared).",
         )
         parser.add_argument("--bootstrap-draws", type=int, default=1000, help="For the card's alpha CI.")
         parser.add_argument("--zip", action="store_true", help="Also write <out>.zip beside the folder.")

@@ -85,12 +85,20 @@ def test_tie_threshold_and_majority_headline(tmp_path):
 
 
 def test_ensemble_averages_scores(tmp_path):
-    report = _run(*_files(tmp_path), "--ensemble")
+    report = _run(*_files(tmp_path), "--ensemble", "--ensemble-rule", "any_parsed")
     ensemble = report["judges"]["ensemble"]
     # i1: only g parsed -> (8, 3) A; i2: (3.5, 7) -> B; i3: (5.5, 5) -> tie.
     # With ties: i1 2/3, i2 B vs (B, tie) 1/2, i3 tie vs (B, B) 0/2 -> 3/7.
     assert (ensemble["with_ties"], ensemble["n_with_ties"]) == (pytest.approx(3 / 7), 7)
     assert ensemble["n_left_out"] == 1 and ensemble["members"] == ["g", "q"]
+    assert (ensemble["rule"], ensemble["n_items_excluded"], ensemble["n_items_used"]) == ("any_parsed", 0, 3)
+
+
+def test_ensemble_by_default_counts_only_items_every_judge_scored(tmp_path):
+    ensemble = _run(*_files(tmp_path), "--ensemble")["judges"]["ensemble"]
+    # SeaBench's rule: q did not parse i1, so i1 is left out. i2 B vs (B, tie) 1/2, i3 tie vs (B, B) 0/2.
+    assert (ensemble["with_ties"], ensemble["n_with_ties"]) == (0.25, 4)
+    assert (ensemble["rule"], ensemble["n_items_excluded"], ensemble["n_items_used"]) == ("all_judges", 1, 2)
 
 
 def test_vote_judges_and_turns(tmp_path):

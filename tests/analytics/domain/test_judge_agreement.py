@@ -152,8 +152,9 @@ def test_ensemble_averages_parsed_scores_and_counts_the_rest():
         ],
         columns=["item", "judge", "score_a", "score_b"],
     )
-    ensemble = ensemble_scores(scores)
+    ensemble = ensemble_scores(scores, rule="any_parsed")
     table = ensemble.scores.set_index("item")
+    assert (ensemble.rule, ensemble.n_items_excluded, ensemble.n_items_used) == ("any_parsed", 0, 2)
     # x: j1 and j2 parsed -> (7, 4); y: j2 and j3 -> (4, 3.5); z: nothing parsed -> NaN.
     assert table.loc["x", ["score_a", "score_b"]].tolist() == [7.0, 4.0]
     assert table.loc["y", ["score_a", "score_b"]].tolist() == [4.0, 3.5]
@@ -164,6 +165,36 @@ def test_ensemble_averages_parsed_scores_and_counts_the_rest():
     assert ensemble.n_items_without_score == 1
     # Verdicts: x differs by 3 -> A; y by 0.5 -> tie; z -> error.
     assert list(verdicts_from_scores(table["score_a"], table["score_b"])) == ["A", "tie", ERROR]
+
+
+def test_seabench_ensemble_counts_an_item_only_when_every_judge_scored_it():
+    scores = pd.DataFrame(
+        [
+            ("x", "j1", 8, 2),
+            ("x", "j2", 6, 6),
+            ("x", "j3", 4, 4),
+            ("y", "j1", 3, 4),
+            ("y", "j2", 3, 4),
+            ("y", "j3", math.nan, 4),  # unparsed
+            ("z", "j1", 2, 9),
+            ("z", "j2", 2, 9),  # j3 never judged z
+        ],
+        columns=["item", "judge", "score_a", "score_b"],
+    )
+    paper = ensemble_scores(scores)  # the default is SeaBench's rule
+    # Only x has all three scores: (6, 4) -> A. y and z are left out, not counted as errors.
+    assert paper.rule == "all_judges"
+    assert paper.scores[["item", "score_a", "score_b", "n_judges"]].values.tolist() == [["x", 6.0, 4.0, 3]]
+    assert (paper.n_items_excluded, paper.n_items_used, paper.n_left_out) == (2, 1, 1)
+    # The named alternative averages whichever judges parsed: y (3, 4) and z (2, 9) count too.
+    loose = ensemble_scores(scores, rule="any_parsed").scores.set_index("item")
+    assert loose[["score_a", "score_b"]].values.tolist() == [[6.0, 4.0], [3.0, 4.0], [2.0, 9.0]]
+    assert list(verdicts_from_scores(loose["score_a"], loose["score_b"])) == ["A", "tie", "B"]
+    # Members named: j3 is not one, so y and z are complete.
+    named = ensemble_scores(scores, judges=["j1", "j2"])
+    assert named.scores["item"].tolist() == ["x", "y", "z"] and named.n_items_excluded == 0
+    with pytest.raises(ValueError, match="unknown ensemble rule 'median'"):
+        ensemble_scores(scores, rule="median")
 
 
 def test_accuracy_against_human_preference_per_category():
@@ -253,7 +284,9 @@ def test_tie_rule_decides_on_the_exact_gap_of_means_in_thirds_and_sixths():
         ("under", [5, 4, 4, 4, 4, 4], [4, 4, 3, 3, 3, 3]),
     ):
         rows += [(item, f"j{i}", a, b) for i, (a, b) in enumerate(zip(a_scores, b_scores, strict=True))]
-    table = ensemble_scores(pd.DataFrame(rows, columns=["item", "judge", "score_a", "score_b"])).scores
+    # Each item has its own judges here, so the means are taken over whichever judges scored it.
+    frame = pd.DataFrame(rows, columns=["item", "judge", "score_a", "score_b"])
+    table = ensemble_scores(frame, rule="any_parsed").scores
     table = table.set_index("item").loc[["thirds", "sixths", "over", "under"]]
     gaps = (table["score_a"] - table["score_b"]).tolist()
     assert gaps[0] > 1 and gaps[1] > 1  # the float gaps overshoot 1: an exact comparison says "A"
@@ -264,3 +297,14 @@ def test_tie_rule_decides_on_the_exact_gap_of_means_in_thirds_and_sixths():
     assert not within_tie_threshold(1 + 1 / 6, 0.0, 1).item()
     with pytest.raises(ValueError, match="tie threshold must be a number >= 0"):
         within_tie_threshold(1.0, 2.0, -1)
+
+
+def test_macro_accuracy_skips_a_category_without_a_valid_verdict_and_raw_counts_it_wrong():
+    human = pd.DataFrame(
+        [("x", "h1", "A", "math"), ("x", "h2", "A", "math"), ("y", "h1", "B", "safety")],
+        columns=["item", "annotator", "vote", "category"],
+    )
+    judge = pd.DataFrame([("x", "A"), ("y", ERROR)], columns=["item", "vote"])
+    result = judge_accuracy(human, judge)
+    assert (result.accuracy, result.macro_accuracy) == (1.0, 1.0)
+    assert (result.accuracy_raw, result.macro_accuracy_raw) == (0.5, 0.5)

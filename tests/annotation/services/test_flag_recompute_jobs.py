@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
@@ -11,11 +12,17 @@ from annotation.models import FlagRecompute
 from annotation.services import FLAG_RECOMPUTE_JOB
 from annotation.services import translation as translation_services
 from annotation.tasks import flag_recomputes_requeue_stale_task, translation_flags_recompute_task
-from datasets_app.jobs import JobRefused
+from datasets_app.jobs import JobRefused, job_heartbeat_touch
 from datasets_app.models import TranslationUnit
 from tests.annotation.conftest import build_translation_dataset
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_heartbeats_of_other_tests():
+    """Heartbeats live in the cache, which outlives each test's database."""
+    cache.clear()
 
 
 @pytest.fixture
@@ -125,3 +132,19 @@ def test_manage_page_buttons_and_api(
     assert response.status_code == 202
     assert api.get(f"/api/v1/flag-recomputes/{run.pk}").json()["status"] == "succeeded"
     assert api_client_for("researcher").post(f"/api/v1/flag-recomputes/{run.pk}/retry").status_code == 403
+
+
+def test_a_recomputation_whose_worker_stopped_beating_fails_once_out_of_attempts_and_says_so(
+    project, role_client, settings
+):
+    settings.JOB_HEARTBEAT_TIMEOUT_S = 90
+    settings.JOB_MAX_ATTEMPTS = 2
+    heard = timezone.now() - timedelta(minutes=2)  # half an hour inside its time limit
+    run = died_while_running(project, attempts=2, started=heard - timedelta(seconds=5))
+    job_heartbeat_touch(kind=FLAG_RECOMPUTE_JOB, job=run, now=heard)
+    assert flag_recomputes_requeue_stale_task.apply().get() == {"sent": 0, "failed": 1, "cancelled": 0}
+    run.refresh_from_db()
+    assert (run.status, run.worker_stopped_at) == ("failed", heard)
+    html = role_client("project_manager").get(reverse("annotation:manage_flags_progress", args=[project.pk]))
+    expected = f"Failed: the worker stopped responding at {timezone.localtime(heard):%H:%M}."
+    assert expected in html.content.decode()

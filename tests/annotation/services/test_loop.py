@@ -62,7 +62,7 @@ def test_claim_refuses_non_members_and_inactive_projects(make_project, make_user
         assignment_claim(project=project, user=make_user("annotator"))
 
 
-def test_expired_lease_goes_to_someone_else_never_back(make_project):
+def test_expired_lease_goes_to_someone_else_and_back_when_it_reopens(make_project):
     # One task, k=1: the first holder lets the lease run out, the second gets the task.
     project = make_project(n_prompts=1, per_group=2, overlap=1, lease_minutes=30)
     slow, fast = project.annotators
@@ -73,9 +73,106 @@ def test_expired_lease_goes_to_someone_else_never_back(make_project):
     assert taken.task_id == held.task_id
     held.refresh_from_db()
     assert held.status == "expired"
-    # The late holder never gets it back, even when it reopens.
-    assignment_skip(token=taken.token, user=fast)
+    # While the place is taken the late holder gets nothing; once it reopens, the task is theirs again.
     assert assignment_claim(project=project, user=slow, now=now + timedelta(minutes=32)) is None
+    assignment_skip(token=taken.token, user=fast)
+    back = assignment_claim(project=project, user=slow, now=now + timedelta(minutes=33))
+    assert (back.pk, back.token, back.status) == (held.pk, held.token, "assigned")
+    assert back.permutation == held.permutation
+    assert back.lease_expires_at == now + timedelta(minutes=33 + 30)
+    slot = TaskSlot.objects.get(pk=held.slot_id)
+    assert (slot.open_count, slot.active_count, slot.submitted_count) == (0, 1, 0)
+    assignment_submit(token=back.token, user=slow, payload=likert_payload(3), now=now + timedelta(minutes=40))
+    slot.refresh_from_db()
+    assert (slot.open_count, slot.active_count, slot.submitted_count) == (0, 0, 1)
+    # Submitted once: never again, to anyone in the group.
+    assert assignment_claim(project=project, user=slow, now=now + timedelta(hours=2)) is None
+    assert assignment_claim(project=project, user=fast, now=now + timedelta(hours=2)) is None
+
+
+def test_a_group_of_exactly_k_finishes_after_expired_leases(make_project):
+    # Two members, k=2: every member must do every task. Both leave a task open past the lease; the
+    # lease is reclaimed by the sweep, and each still gets their task back and the group finishes.
+    project = make_project(n_prompts=4, per_group=2, overlap=2, lease_minutes=30)
+    first, second = project.annotators
+    now = timezone.now()
+    a = assignment_claim(project=project, user=first, now=now)
+    b = assignment_claim(project=project, user=second, now=now)
+    assert services.leases_reclaim(now=now + timedelta(minutes=31)) == 2
+    later = now + timedelta(minutes=35)
+    done = {u.pk: [] for u in (first, second)}
+    for user in (first, second):
+        while (assignment := assignment_claim(project=project, user=user, now=later)) is not None:
+            assignment_submit(token=assignment.token, user=user, payload=likert_payload(3), now=later)
+            done[user.pk].append(assignment.task_id)
+    # The lapsed task comes back first, before a new one.
+    assert done[first.pk][0] == a.task_id and done[second.pk][0] == b.task_id
+    for tasks in done.values():
+        assert sorted(tasks) == sorted(set(tasks)) and len(tasks) == 4
+    for slot in TaskSlot.objects.filter(project=project):
+        assert (slot.submitted_count, slot.open_count, slot.active_count) == (2, 0, 0)
+    assert not Assignment.objects.filter(project=project, status="expired").exists()
+
+
+def test_a_lapsed_lease_nobody_reclaimed_is_resumed_with_a_new_lease(make_project):
+    project = make_project(n_prompts=2, per_group=1, overlap=1, lease_minutes=30)
+    user = project.annotators[0]
+    now = timezone.now()
+    held = assignment_claim(project=project, user=user, now=now)
+    again = assignment_claim(project=project, user=user, now=now + timedelta(minutes=45))
+    assert (again.pk, again.status) == (held.pk, "assigned")
+    assert again.lease_expires_at == now + timedelta(minutes=75)
+    again.refresh_from_db()
+    assert again.lease_expires_at == now + timedelta(minutes=75)
+    slot = TaskSlot.objects.get(pk=held.slot_id)
+    assert (slot.open_count, slot.active_count) == (0, 1)
+
+
+def test_a_lapsed_task_is_not_given_back_in_another_group(make_project):
+    # The member moved to the other group: the lapsed task's place belongs to the old group.
+    project = make_project(n_prompts=1, groups=2, per_group=1, overlap=1, lease_minutes=30)
+    mover, other = project.annotators
+    now = timezone.now()
+    held = assignment_claim(project=project, user=mover, now=now)
+    services.leases_reclaim(now=now + timedelta(minutes=31))
+    from annotation.models import Membership
+
+    Membership.objects.filter(project=project, user=mover).update(
+        group=Membership.objects.get(project=project, user=other).group
+    )
+    assert assignment_claim(project=project, user=mover, now=now + timedelta(minutes=32)) is None
+    held.refresh_from_db()
+    assert held.status == "expired"
+
+
+def test_a_removed_member_cannot_submit_or_skip_what_they_held(make_project):
+    project = make_project(n_prompts=1, per_group=2, overlap=1)
+    leaving, staying = project.annotators
+    held = assignment_claim(project=project, user=leaving)
+    assert services.project_member_remove(project=project, user=leaving)
+    with pytest.raises(services.NotAMember):
+        assignment_submit(token=held.token, user=leaving, payload=likert_payload(3))
+    with pytest.raises(services.NotAMember):
+        assignment_skip(token=held.token, user=leaving)
+    held.refresh_from_db()
+    assert held.status == "expired"
+    assert not Annotation.objects.filter(assignment=held).exists()
+    # The place went back to the pool: the one who stays takes it.
+    assert assignment_claim(project=project, user=staying).task_id == held.task_id
+
+
+def test_a_removed_member_cannot_edit_submitted_work(make_project):
+    project = make_project(n_prompts=1, per_group=1, overlap=1)
+    assert project.allow_edits
+    leaving = project.annotators[0]
+    held = assignment_claim(project=project, user=leaving)
+    assignment_submit(token=held.token, user=leaving, payload=likert_payload(3, value=3))
+    services.project_member_remove(project=project, user=leaving)
+    with pytest.raises(services.NotAMember):
+        assignment_submit(token=held.token, user=leaving, payload=likert_payload(3, value=5))
+    with pytest.raises(services.NotAMember):
+        services.assignment_edit_open(token=held.token, user=leaving)
+    assert set(Annotation.objects.filter(assignment=held).values_list("value_int", flat=True)) == {3}
 
 
 def test_late_submit_is_kept_while_a_place_is_open(make_project):

@@ -111,3 +111,29 @@ def test_a_gold_file_marks_tasks_or_names_every_bad_line(client, make_user, make
     }
     project.refresh_from_db()
     assert project.n_tasks == 1
+
+
+def test_a_failed_set_ends_on_the_failure_alone_and_flags_the_annotator(client, make_user, gated):
+    user = gated.annotators[1]
+    for _ in range(3):
+        _answer(gated, user, right=False)
+    last = services.assignment_claim(project=gated, user=user)
+    client.force_login(user)
+    wrong = last.permutation.index(1) + 1
+    fragment = client.post(
+        reverse("annotation:submit", args=[last.token]), {"best": str(wrong)}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "did not reach the pass mark" in fragment
+    assert "All done" not in fragment and "Thank you" not in fragment
+    manager = make_user("project_manager", username="pm")
+    client.force_login(manager)
+    page = client.get(reverse("annotation:manage_detail", args=[gated.pk]))
+    flags = {row["annotator"]: row["flags"] for row in page.context["quality"].rows}
+    assert flags[user.get_username()] == ["qualification"]
+    assert flags[gated.annotators[0].get_username()] == []
+    assert "failed qualification" in page.content.decode()
+    client.cookies["django_language"] = "id"
+    assert (
+        "tidak lulus kualifikasi"
+        in client.get(reverse("annotation:manage_detail", args=[gated.pk])).content.decode()
+    )

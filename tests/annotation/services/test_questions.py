@@ -149,6 +149,24 @@ def test_answers_are_scored_and_the_author_never_answers(make_user, job_project)
     assert scores == {a.pk: 1, b.pk: 0}
 
 
+def test_a_four_option_question_takes_a_to_d_only(make_user, job_project):
+    from annotation.selectors import task_view
+
+    creator, answerer = make_user("annotator"), make_user("annotator")
+    dataset = build_question_dataset(creators=[creator], n_per_creator=1)
+    dataset.questions.update(choices={"A": "opor ayam", "B": "es krim", "C": "roti", "D": "keju"})
+    project = job_project(kind="mcq_answer", dataset=dataset, members=[answerer], overlap=1)
+    work = services.assignment_claim(project=project, user=answerer)
+    shown = task_view(assignment=work, lang="id").as_payload()
+    assert [c["label"] for c in shown["item"]["choices"]] == ["A", "B", "C", "D"]
+    with pytest.raises(services.SubmissionInvalid) as caught:
+        services.assignment_submit(token=work.token, user=answerer, payload={"choice": "E"})
+    assert caught.value.errors == {"choice": ["Pick one of the options A to D."]}
+    assert not Annotation.objects.exists()
+    services.assignment_submit(token=work.token, user=answerer, payload={"choice": "D"})
+    assert Annotation.objects.get(criterion="choice").choice == "D"
+
+
 def test_questions_with_more_ambiguous_flags_than_allowed_are_excluded(make_user, job_project):
     creator = make_user("annotator")
     answerers = [make_user("annotator") for _ in range(4)]

@@ -171,6 +171,30 @@ def test_pairwise_page_shows_sides_and_vote_keys(client, make_project):
     assert Annotation.objects.get(assignment=assignment, criterion="vote").choice == "tie"
 
 
+@pytest.mark.parametrize(
+    ("kind", "options", "has_rubric"),
+    [
+        ("pairwise", {"n_models": 2}, False),
+        ("best_of_n", {}, False),
+        ("likert", {}, True),
+    ],
+)
+def test_the_rubric_language_toggle_is_offered_only_with_a_rubric(
+    client, make_project, kind, options, has_rubric
+):
+    project = make_project(kind=kind, per_group=1, **options)
+    user = project.annotators[0]
+    login(client, user)
+    assignment = services.assignment_claim(project=project, user=user)
+    for lang in ("en", "id"):
+        client.cookies["django_language"] = lang
+        body = client.get(reverse("annotation:task", args=[assignment.token])).content.decode()
+        assert ('data-action="rubric-lang"' in body) is has_rubric, (kind, lang)
+        assert ("Rubric in Indonesian" in body or "Rubrik dalam bahasa Indonesia" in body) is has_rubric
+        assert ("rubric language" in body or "bahasa rubrik" in body) is has_rubric, (kind, lang)
+        assert ('aria-label="Rubric"' in body or 'aria-label="Rubrik"' in body) is has_rubric
+
+
 def test_rubric_follows_category_and_language(client, make_project):
     project = make_project(n_prompts=2, n_models=2, per_group=1)
     user = project.annotators[0]

@@ -61,16 +61,72 @@ def test_best_of_n_and_pairwise_answers(client, make_user, make_project):
     assert (task.is_gold, task.gold_answer) == (True, "tie")
 
 
-def test_marking_is_refused_once_the_project_is_active(client, make_user, make_project):
+def test_an_active_project_takes_gold_on_tasks_nobody_was_given(client, make_user, make_project):
+    project = make_project(n_prompts=3, n_models=2, activate=True, kind="pairwise")
+    client.force_login(make_user("project_manager"))
+    annotator = project.annotators[0]
+    given = services.assignment_claim(project=project, user=annotator).task
+    fresh = project.tasks.exclude(pk=given.pk).order_by("pk").first()
+    listing = client.get(reverse("annotation:manage_gold_tasks", args=[project.pk])).content.decode()
+    assert "already given out" in listing and "draft" not in listing
+    # A task somebody holds keeps counting toward k: refused by number, nothing written.
+    response = client.post(_url(project, given), {"vote": "A"})
+    assert response.status_code == 400
+    assert f"Task {given.pk} has been given to annotators already" in response.content.decode()
+    given.refresh_from_db()
+    assert not given.is_gold and TaskSlot.objects.filter(task=given).exists()
+    assert client.post(_url(project, fresh), {"vote": "B"}).status_code == 302
+    fresh.refresh_from_db()
+    project.refresh_from_db()
+    assert (fresh.is_gold, fresh.gold_answer) == (True, "B")
+    assert project.n_tasks == 2 and not TaskSlot.objects.filter(task=fresh).exists()
+    # Its answer can change while the project runs; in Indonesian the refusal reads in Indonesian.
+    assert client.post(_url(project, fresh), {"vote": "tie"}).status_code == 302
+    fresh.refresh_from_db()
+    assert fresh.gold_answer == "tie"
+    client.cookies["django_language"] = "id"
+    page = client.post(_url(project, given), {"vote": "A"}).content.decode()
+    assert f"Tugas {given.pk} sudah diberikan kepada anotator" in page
+
+
+def test_a_closed_project_keeps_its_gold(client, make_user, make_project):
     project = make_project(n_prompts=2, n_models=2, activate=True, kind="pairwise")
+    services.project_close(project=project)
     client.force_login(make_user("project_manager"))
     task = project.tasks.order_by("pk").first()
-    assert "no longer a draft" in client.get(_url(project, task)).content.decode()
     response = client.post(_url(project, task), {"vote": "A"})
     assert response.status_code == 400
-    assert "Gold items are chosen while the project is a draft." in response.content.decode()
+    assert "The project is closed: its gold items cannot change." in response.content.decode()
     task.refresh_from_db()
     assert not task.is_gold
+    rate = client.post(reverse("annotation:manage_gold_rate", args=[project.pk]), {"gold_rate": "0.2"})
+    assert rate.status_code == 302
+    project.refresh_from_db()
+    assert project.gold_rate == 0
+
+
+def test_the_gold_rate_changes_on_an_active_project_for_later_claims(client, make_user, make_project):
+    project = make_project(n_prompts=6, n_models=2, activate=True, kind="best_of_n")
+    client.force_login(make_user("project_manager"))
+    annotator = project.annotators[0]
+    before = services.assignment_claim(project=project, user=annotator)
+    services.task_gold_set(task=project.tasks.exclude(pk=before.task_id).order_by("pk").first(), answer=0)
+    page = client.get(reverse("annotation:manage_detail", args=[project.pk])).content.decode()
+    assert 'data-testid="gold-rate"' in page and 'name="gold_rate"' in page
+    response = client.post(reverse("annotation:manage_gold_rate", args=[project.pk]), {"gold_rate": "1"})
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert project.gold_rate == 1
+    # The task given out before stays as it was; the next claim follows the new rate.
+    before.refresh_from_db()
+    assert not before.is_gold and before.status == "assigned"
+    services.assignment_submit(token=before.token, user=annotator, payload={"best": 1})
+    after = services.assignment_claim(project=project, user=annotator)
+    assert after.is_gold
+    bad = client.post(reverse("annotation:manage_gold_rate", args=[project.pk]), {"gold_rate": "1.5"})
+    assert bad.status_code == 302
+    project.refresh_from_db()
+    assert project.gold_rate == 1
 
 
 def test_the_service_names_the_missing_rating(make_project):

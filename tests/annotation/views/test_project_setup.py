@@ -101,6 +101,60 @@ def test_the_preview_is_the_annotators_card_with_the_ticked_criteria_on_their_sc
     assert len(re.findall(r'name="r-1-relevance" value="\d"', first)) == 5 and "r-1-helpfulness" not in first
 
 
+def _preview(client, **query) -> str:
+    html = client.get(URL, query, HTTP_HX_REQUEST="true").content.decode()
+    return html[html.index('data-testid="task-preview"') :]
+
+
+def test_the_preview_follows_the_best_pick_setting_and_all_bad(role_client):
+    dataset = build_dataset(n_prompts=2, n_models=3)
+    client = role_client("project_manager")
+    base = {"kind": "likert", "dataset": dataset.pk, "from_form": "1", "criteria": ["relevance"]}
+    off = _preview(client, **base, best_pick="off")
+    assert 'data-testid="best-pick"' not in off and 'name="best"' not in off
+    optional = _preview(client, **base, best_pick="optional")
+    assert re.findall(r'name="best" value="(\w+)"\s+disabled', optional) == ["1", "2", "3"]
+    assert "(optional)" in optional
+    required = _preview(client, **base, best_pick="required", allow_all_bad="on")
+    assert re.findall(r'name="best" value="(\w+)"\s+disabled', required) == ["1", "2", "3", "all_bad"]
+    assert "(optional)" not in required
+    # Best-of-N always asks for the pick; "all bad" as set.
+    best_of_n = {"kind": "best_of_n", "dataset": dataset.pk, "from_form": "1"}
+    assert re.findall(r'name="best" value="(\w+)"', _preview(client, **best_of_n)) == ["1", "2", "3"]
+    with_all_bad = _preview(client, **best_of_n, allow_all_bad="on")
+    assert re.findall(r'name="best" value="(\w+)"', with_all_bad) == ["1", "2", "3", "all_bad"]
+    assert 'name="best"' not in _preview(client, kind="pairwise", dataset=dataset.pk, from_form="1")
+
+
+def test_the_preview_shows_no_scale_when_the_form_ticks_none(role_client):
+    dataset = build_dataset(n_prompts=2, n_models=2)
+    client = role_client("project_manager")
+    preview = _preview(client, kind="likert", dataset=dataset.pk, from_form="1", best_pick="required")
+    assert "r-1-relevance" not in preview and "r-1-fluency" not in preview
+    assert 'data-testid="best-pick"' in preview
+
+
+def test_the_preview_orders_the_criteria_as_the_form_lists_them(role_client):
+    seven_point_and_yes_no()
+    dataset = build_dataset(n_prompts=2, n_models=2)
+    client = role_client("project_manager")
+    # htmx sends the box just ticked first; the project would rate in the form's order.
+    preview = _preview(
+        client, kind="likert", dataset=dataset.pk, from_form="1", criteria=["safe", "relevance"]
+    )
+    assert re.findall(r'data-scale="r-1-(\w+)"', preview) == ["relevance", "safe"]
+
+
+def test_every_preview_field_asks_for_the_preview_again_with_the_others(role_client):
+    client = role_client("project_manager")
+    page = client.get(URL, {"kind": "likert"}).content.decode()
+    include = "[name=dataset], [name=criteria], [name=best_pick], [name=allow_all_bad], [name=from_form]"
+    for field in ("dataset", "criteria", "best_pick", "allow_all_bad"):
+        tag = re.search(rf'<(?:select|input)[^>]*name="{field}"[^>]*>', page).group(0)
+        assert f'hx-include="{include}"' in tag, field
+    assert '<input type="hidden" name="from_form" value="1">' in page
+
+
 def test_groups_are_named_and_simulated_users_are_not_offered(role_client, make_user):
     dataset = build_dataset(n_prompts=2, n_models=2)
     client = role_client("project_manager")

@@ -15,6 +15,7 @@ from django.urls import reverse
 from annotation import services
 from annotation.models import Assignment
 from tests.annotation.conftest import build_question_dataset, build_translation_dataset, likert_payload
+from tests.annotation.scaled import seven_point_and_yes_no
 
 pytestmark = pytest.mark.django_db
 
@@ -52,6 +53,12 @@ RATING_SHAPES = {
         {"vote": "both_bad", "rationale": "Alasan: giliran ini salah semua."},
     ),
 }
+
+
+RATED = (
+    '<span data-criterion="relevance">Relevance: <strong>{0}</strong></span> · '
+    '<span data-criterion="fluency">Fluency: <strong>{0}</strong></span>'
+)
 
 
 def _submit_rating(make_project, options: dict, payload: dict) -> Assignment:
@@ -130,13 +137,17 @@ def test_every_answer_shape_shows_on_its_projects_queue(client, make_user, queue
         item = html.unescape(items[0])
         assert reverse("annotation:review_submit", args=[assignment.pk]) in item, name
         expected = {
-            "likert": ["Relevance 4, Fluency 4"],
+            "likert": [RATED.format(4)],
             "likert-comment": [
-                "Relevance 2, Fluency 2",
+                RATED.format(2),
                 'Response 2 <span class="badge" data-testid="best">Best</span>',
                 "respons 2 paling jelas",
             ],
-            "likert-all-bad-comment": ["Relevance 1", "<dd>All bad</dd>", "Komentar likert: semuanya buruk."],
+            "likert-all-bad-comment": [
+                RATED.format(1),
+                "<dd>All bad</dd>",
+                "Komentar likert: semuanya buruk.",
+            ],
             "best-of-n": ['Response 3 <span class="badge" data-testid="best">Best</span>'],
             "best-of-n-comment": [
                 'Response 1 <span class="badge" data-testid="best">Best</span>',
@@ -157,11 +168,6 @@ def test_every_answer_shape_shows_on_its_projects_queue(client, make_user, queue
             assert text in item, (name, text)
         if "comment" not in name and "rationale" not in name and name != "question-authoring":
             assert "<dt>Comment</dt>" not in item, name
-    # The criteria by their names in the page's language, not by their codes.
-    indonesian = client.get(
-        reverse("annotation:review"), {"project": rated["likert"].project_id}, HTTP_ACCEPT_LANGUAGE="id"
-    ).content.decode()
-    assert "Relevansi 4, Kelancaran 4" in indonesian and "relevance 4" not in indonesian
 
 
 def test_the_whole_queue_shows_work_of_every_kind(client, make_user, queue):
@@ -183,3 +189,35 @@ def test_the_whole_queue_shows_work_of_every_kind(client, make_user, queue):
     item = next(i for i in _items(page) if reverse("annotation:review_submit", args=[answer.pk]) in i)
     assert re.search(r"<strong>B\.</strong>[^<]*<span class=\"badge\" data-testid=\"answer-choice\">", item)
     assert "Dua jawaban bisa benar." in item and "<dt>Ambiguous</dt>" in item
+
+
+def test_every_criterion_shows_under_its_label_in_the_pages_language(client, make_user, make_project):
+    seven_point_and_yes_no()
+    project = make_project(
+        n_prompts=1, n_models=3, per_group=1, criteria=["relevance", "helpfulness", "safe"]
+    )
+    user = project.annotators[0]
+    assignment = services.assignment_claim(project=project, user=user)
+    ratings = {
+        "1": {"relevance": 4, "helpfulness": 7, "safe": "no"},
+        "2": {"relevance": 2, "helpfulness": 3, "safe": "yes"},
+        "3": {"relevance": 5, "helpfulness": 1, "safe": "yes"},
+    }
+    services.assignment_submit(token=assignment.token, user=user, payload={"ratings": ratings})
+    client.force_login(make_user("reviewer"))
+    for lang, expected in (
+        ("en", ["Relevance: 4", "Helpfulness: 7", "Safe: No", "Relevance: 2", "Safe: Yes"]),
+        ("id", ["Relevansi: 4", "Kebermanfaatan: 7", "Aman: Tidak", "Relevansi: 2", "Aman: Ya"]),
+    ):
+        client.cookies["django_language"] = lang
+        page = client.get(reverse("annotation:review"), {"project": project.pk}).content.decode()
+        (item,) = _items(page)
+        shown = [
+            re.sub(r"<[^>]+>", "", html.unescape(p))
+            for p in re.findall(r'<p class="answer" data-testid="ratings">(.*?)</p>', item)
+        ]
+        # One line per response in the order the annotator saw them, every criterion of every kind on it.
+        assert len(shown) == 3, lang
+        assert shown[0].split(" · ") == expected[:3], lang
+        assert shown[1].split(" · ")[0] == expected[3] and shown[1].split(" · ")[2] == expected[4], lang
+        assert "safe" not in " ".join(shown) and "helpfulness" not in " ".join(shown), lang

@@ -133,7 +133,6 @@ def test_query_count_of_a_page_does_not_grow_with_the_work(
     client.force_login(make_user("reviewer"))
     url = reverse("annotation:review")
     client.get(url)  # warm the session and caches
-    # One of them reads the criteria's names (annotation.labels.criterion_labels), once a page.
     with django_assert_num_queries(12) as small_count:
         client.get(url, {"project": small.pk})
     big = make_project(n_prompts=24, n_models=3, per_group=1, overlap=1)
@@ -152,7 +151,7 @@ def test_my_work_reopens_an_answer_in_the_same_blinded_order_as_a_new_round(clie
     assert page.count('data-testid="my-work-row"') == 2 and "Not reviewed yet" in page
     target = done[0]
     response = client.post(reverse("annotation:my_work_edit", args=[target.token]))
-    assert response["Location"] == reverse("annotation:task", args=[target.token])
+    assert response["Location"] == reverse("annotation:task", args=[target.token]) + "?from=mine"
     target.refresh_from_db()
     assert (target.status, target.round) == ("assigned", 2)
     task = client.get(response["Location"]).content.decode()
@@ -167,6 +166,52 @@ def test_my_work_reopens_an_answer_in_the_same_blinded_order_as_a_new_round(clie
     )
     # The permutation the annotator saw is kept.
     assert Assignment.objects.get(pk=target.pk).permutation == target.permutation
+
+
+def test_an_edit_from_my_work_keeps_the_count_and_returns_there(client, make_project):
+    project = make_project(n_prompts=2, n_models=3, per_group=1, overlap=1)
+    user = project.annotators[0]
+    target = _submit_all(project, user, value=2)[0]
+    client.force_login(user)
+    location = client.post(reverse("annotation:my_work_edit", args=[target.token]))["Location"]
+    # While the answer is open again it still counts: on the task page, the project page and home.
+    task = client.get(location).content.decode()
+    assert "2 of 2 done" in task and 'name="from" value="mine"' in task
+    assert "2 of 2 done" in client.get(reverse("annotation:start", args=[project.pk])).content.decode()
+    assert "2 of 2 done" in client.get(reverse("home")).content.decode()
+    fields = {f"r-{i}-{c}": "5" for i in range(1, 4) for c in ("relevance", "fluency")}
+    response = client.post(
+        reverse("annotation:submit", args=[target.token]), {**fields, "from": "mine"}, HTTP_HX_REQUEST="true"
+    )
+    assert response["HX-Redirect"] == reverse("annotation:my_work", args=[project.pk])
+    page = client.get(response["HX-Redirect"]).content.decode()
+    assert "Your change was saved." in page and "All done" not in page
+    target.refresh_from_db()
+    assert (target.status, target.round) == ("submitted", 2)
+    assert "2 of 2 done" in client.get(reverse("home")).content.decode()
+    # Without htmx: a redirect to My work, in Indonesian.
+    client.post(reverse("annotation:my_work_edit", args=[target.token]))
+    client.cookies["django_language"] = "id"
+    page = client.post(
+        reverse("annotation:submit", args=[target.token]), {**fields, "from": "mine"}, follow=True
+    ).content.decode()
+    assert "Perubahan Anda disimpan." in page
+
+
+def test_work_sent_back_shows_on_home_as_needing_revision(client, make_user, make_project):
+    project = make_project(n_prompts=2, n_models=3, per_group=1, overlap=1)
+    user = project.annotators[0]
+    target = _submit_all(project, user)[0]
+    services.review_create(assignment=target, reviewer=make_user("reviewer"), verdict="reject", comment="cek")
+    client.force_login(user)
+    home = client.get(reverse("home")).content.decode()
+    assert "1 of 2 done" in home and "1 sent back for revision" in home
+    assert (
+        "1 sent back for revision"
+        in client.get(reverse("annotation:start", args=[project.pk])).content.decode()
+    )
+    client.cookies["django_language"] = "id"
+    assert "1 dikembalikan untuk direvisi" in client.get(reverse("home")).content.decode()
 
 
 def test_my_work_refuses_an_edit_when_the_project_allows_none(client, make_project):
@@ -186,3 +231,16 @@ def test_filter_reads_back_what_it_was_given():
     query = {"project": "3", "annotator": "7", "status": "accepted", "from": "2026-01-02", "sort": "newest"}
     filters = selectors.ReviewFilter.from_query(query)
     assert filters.as_query() == query
+
+
+def test_an_edit_submitted_in_the_loop_counts_once(make_project):
+    project = make_project(n_prompts=3, n_models=2, per_group=1, overlap=1)
+    user = project.annotators[0]
+    first = services.assignment_claim(project=project, user=user)
+    services.assignment_submit(token=first.token, user=user, payload=likert_payload(2, value=3))
+    services.assignment_edit_open(token=first.token, user=user)
+    assert selectors.done_count(project_id=project.pk, user_id=user.pk) == 1
+    # The claim state read beside the submit (one statement on PostgreSQL) must not count the edit twice.
+    result = services.assignment_submit_next(token=first.token, user=user, payload=likert_payload(2, value=4))
+    assert result.next is not None and result.next.progress_done == 1
+    assert selectors.done_count(project_id=project.pk, user_id=user.pk) == 1

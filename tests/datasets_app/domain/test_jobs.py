@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from datasets_app.domain.jobs import Delivery, Stale, is_stale, on_delivery, on_stale
+from datasets_app.domain.jobs import Delivery, Stale, is_stale, on_delivery, on_stale, worker_stopped
 
 
 def delivery(status, *, own=True, cancel=False, attempts=1, most=3):
@@ -49,3 +49,20 @@ def test_the_sweep_sends_again_then_gives_up_and_honours_a_cancel():
     assert on_stale(cancel_requested=False, attempts=1, max_attempts=3) is Stale.SEND_AGAIN
     assert on_stale(cancel_requested=False, attempts=3, max_attempts=3) is Stale.GIVE_UP
     assert on_stale(cancel_requested=True, attempts=1, max_attempts=3) is Stale.CANCEL
+
+
+def test_a_worker_counts_as_stopped_once_its_heartbeat_is_older_than_the_timeout_whatever_the_limit():
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    beat = start + timedelta(minutes=10)
+    timeout, limit = timedelta(seconds=90), timedelta(hours=3)
+
+    def stopped(now, heartbeat=beat):
+        return worker_stopped(started_at=start, heartbeat_at=heartbeat, now=now, timeout=timeout, limit=limit)
+
+    assert not stopped(beat + timeout)
+    assert stopped(beat + timeout + timedelta(seconds=1))  # hours inside the task's time limit
+    # Without a heartbeat (lost with the cache) only the time limit tells.
+    assert not stopped(beat + timedelta(hours=1), heartbeat=None)
+    assert stopped(start + limit + timedelta(seconds=1), heartbeat=None)
+    # A heartbeat, however fresh, never keeps an attempt alive past the hard time limit.
+    assert stopped(start + limit + timedelta(seconds=1), heartbeat=start + limit)

@@ -246,6 +246,69 @@ def test_questions(tmp_path):
     assert (question.answer_key, question.distractor, question.creator_name) == ("A", "D", "c-07")
 
 
+def test_four_option_questions_without_a_concept_import(tmp_path):
+    # SeaExam's shape: options A-D, no concept; the number of options is per question.
+    rows = [
+        {
+            "id": "s1",
+            "category": "sejarah",
+            "language": "ind",
+            "question": "Kapan Indonesia merdeka?",
+            "choices": ["1945", "1949", "1965", "1998"],
+            "answer": "A",
+        },
+        {
+            "id": "s2",
+            "category": "budaya",
+            "language": "ind",
+            "question": "Tari Kecak berasal dari?",
+            "choices": {"A": "Bali", "B": "Aceh", "C": "Papua"},
+            "answer": "a",
+        },
+        {
+            "id": "s3",
+            "category": "budaya",
+            "concept": "rendang",
+            "language": "ind",
+            "question": "Rendang dari mana?",
+            "A": "Sumatra Barat",
+            "B": "Bali",
+            "C": "Papua",
+            "D": "Jawa Timur",
+            "answer": "A",
+        },
+    ]
+    result = dataset_import(path=write_jsonl(tmp_path / "q.jsonl", rows), name="seaexam")
+    assert result.counts == {"questions": 3}
+    stored = {q.external_id: q for q in Question.objects.all()}
+    assert list(stored["s1"].choices) == ["A", "B", "C", "D"] and stored["s1"].concept == ""
+    assert stored["s2"].choices == {"A": "Bali", "B": "Aceh", "C": "Papua"}
+    assert (list(stored["s3"].choices), stored["s3"].concept) == (["A", "B", "C", "D"], "rendang")
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        (
+            {"choices": ["1945", "1949", "1965", "1998"], "answer": "E"},
+            "answer",
+            "must be one of A, B, C, D, got 'E'",
+        ),
+        ({"choices": ["1945"]}, "choices", "has 1 options; a question has 2 to 5"),
+        ({"choices": {"A": "1945", "C": "1965"}}, "choices.B", "is required and must be non-empty text"),
+    ],
+)
+def test_a_question_with_options_that_do_not_fit_is_refused_and_writes_nothing(
+    tmp_path, change, field, message
+):
+    row = {"id": "s1", "category": "x", "language": "ind", "question": "Kapan?", "answer": "A", **change}
+    with pytest.raises(ImportFailed) as caught:
+        dataset_import(path=write_jsonl(tmp_path / "q.jsonl", [row]), name="qs")
+    error = caught.value.errors[0]
+    assert (error.location, error.field) == ("line 1", field) and message in error.message
+    assert not Question.objects.exists()
+
+
 def test_question_distractor_equal_to_answer_is_an_error(tmp_path):
     row = {
         "id": "q1",

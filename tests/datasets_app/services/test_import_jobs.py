@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 
 from datasets_app import services
@@ -13,6 +14,12 @@ from datasets_app.tasks import dataset_import_run_task
 from tests.datasets_app.services.test_dataset_import import prompt_rows, write_jsonl
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_heartbeats_of_other_tests():
+    """Heartbeats live in the cache, which outlives each test's database."""
+    cache.clear()
 
 
 def queued(tmp_path, n=5, name="jobs") -> DatasetImport:

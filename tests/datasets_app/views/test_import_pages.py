@@ -1,3 +1,5 @@
+import html
+import json
 import re
 
 import pytest
@@ -184,3 +186,49 @@ def test_hub_form_queues_a_hub_import_with_a_saved_mapping(
     page = client.get(response["Location"]).content.decode()
     assert "3 prompts, 6 responses" in page and "timbang-lab/pairs-regional" in page
     assert record.mapping == MAPPING | {"keep_other_columns": True}
+
+
+def test_preview_shows_nested_fields_as_json_not_python(role_client, tmp_path, settings):
+    settings.UPLOADS_DIR = tmp_path / "uploads"
+    client = role_client("project_manager")
+    record = {
+        "id": "p1",
+        "category": "budaya",
+        "language": "ind",
+        "turns": ["Apa itu ketupat?", "Kapan disajikan?"],
+        "responses": [{"model": "m1", "turns": ["Makanan dari beras.", "Saat Lebaran."]}],
+        "meta": {"sumber": "uji", "sulit": True, "skor": None},
+    }
+    body = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+    response = client.post(
+        reverse("datasets:import_upload"),
+        {"file": SimpleUploadedFile("nested.jsonl", body, "application/jsonl"), "name": "nested"},
+    )
+    page = html.unescape(client.get(response["Location"]).content.decode())
+    table = page[page.index('data-testid="preview"') : page.index("</table>")]
+    assert '<td>["Apa itu ketupat?", "Kapan disajikan?"]</td>' in table
+    assert '{"sumber": "uji", "sulit": true, "skor": null}' in table
+    assert '[{"model": "m1", "turns": ["Makanan dari beras.", "Saat Lebaran."]}]' in table
+    assert "{'" not in table and "['" not in table and "True" not in table and "None" not in table
+
+
+def test_failed_import_page_links_back_to_the_upload_form(role_client):
+    record = DatasetImport.objects.create(
+        name="rusak",
+        file_format="csv",
+        status="failed",
+        errors=[{"location": "line 2", "field": "prompt", "message": "is required"}],
+    )
+    client = role_client("project_manager")
+    for lang, text in (("en", "Upload a corrected file"), ("id", "Unggah berkas yang sudah diperbaiki")):
+        client.cookies["django_language"] = lang
+        page = client.get(reverse("datasets:import_detail", args=[record.pk])).content.decode()
+        link = re.search(r'<a href="([^"]+)" data-testid="import-again">([^<]+)</a>', page)
+        assert link is not None, lang
+        assert link.group(1) == reverse("datasets:list") + "#import" and link.group(2) == text
+    # A running or finished import has nothing to upload again.
+    record.status = "succeeded"
+    record.save(update_fields=["status"])
+    client.cookies["django_language"] = "en"
+    page = client.get(reverse("datasets:import_detail", args=[record.pk])).content.decode()
+    assert 'data-testid="import-again"' not in page

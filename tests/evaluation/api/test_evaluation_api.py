@@ -183,3 +183,27 @@ def test_a_judge_run_started_through_the_api_chooses_the_tie_family(
     assert started.json()["pairwise_family"] == "with_tie"
     detail = api.get(f"/api/v1/evaluation/judge-runs/{started.json()['id']}").json()
     assert detail["summary"]["verdicts"]["tie"] == 1 and detail["summary"]["n_parse_errors"] == 0
+
+
+def test_benchmark_results_csv_ends_with_the_raw_output_and_the_rule(
+    api_client_for, server, django_capture_on_commit_callbacks
+):
+    from evaluation.serializers import BENCHMARK_RESULT_FIELDS
+    from evaluation.services import benchmark_run_start
+    from tests.evaluation.services.builders import make_question_dataset
+
+    server.responder = lambda body: Reply(body=completion_body("Hmm. Jawabannya B"))
+    with django_capture_on_commit_callbacks(execute=True):
+        run = benchmark_run_start(
+            task="mcq", endpoint=make_endpoint(server, "mcq"), dataset=make_question_dataset()
+        )
+    api = api_client_for("researcher")
+    download = api.get(f"/api/v1/evaluation/benchmark-runs/{run.pk}/results.csv")
+    reader = csv.DictReader(io.StringIO(b"".join(download.streaming_content).decode()))
+    # The columns kept their order; the two new ones come last.
+    assert reader.fieldnames == [*BENCHMARK_RESULT_FIELDS, "raw_output", "rule"]
+    rows = list(reader)
+    assert rows and all(
+        (r["raw_output"], r["rule"], r["prediction"]) == ("Hmm. Jawabannya B", "answer_phrase", "B")
+        for r in rows
+    )

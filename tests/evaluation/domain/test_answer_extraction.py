@@ -51,6 +51,18 @@ EXTRACTED = [
         "option_text_contained",
     ),  # "Jawa" only as part of "Jawa Barat"
     ("<think>Maybe A? Or B?</think>\nAnswer: E", "E", "answer_phrase"),
+    # Phrasings small and large models write, in Indonesian and English.
+    ("Jawabannya B", "B", "answer_phrase"),
+    ("Pilihan saya D", "D", "answer_phrase"),
+    ("Jawaban saya: C, karena Jawa adalah pulau.", "C", "answer_phrase"),
+    ("Jawaban akhir: **D**", "D", "answer_phrase"),
+    ("Jawaban akhirnya adalah E.", "E", "answer_phrase"),
+    ("the answer is c", "C", "answer_phrase"),
+    ("answer: b", "B", "answer_phrase"),
+    ("So the final answer is d.", "D", "answer_phrase"),
+    ("My answer is B.", "B", "answer_phrase"),
+    # The options echoed back, then the answer.
+    ("A. Jakarta\nB. Surabaya\nC. Jawa\nD. Jawa Barat\nE. Bandung\nJawaban: B", "B", "answer_phrase"),
 ]
 
 
@@ -73,6 +85,9 @@ NOT_EXTRACTED = [
     ("", "empty"),
     (None, "no_text"),
     ("<think>The answer is B", "empty"),  # reasoning never finished: nothing left to read
+    ("The answer is a bit unclear to me.", "not_found"),  # a lower-case "a" that ends no sentence
+    ("Jawabannya B atau C", "ambiguous_answer_phrase"),  # two letters named: ambiguous, said so
+    ("the answer is b or c", "ambiguous_answer_phrase"),
 ]
 
 

@@ -11,13 +11,16 @@ from evaluation.domain.benchmark_metrics import (
     MISSING_LEVEL,
     accuracy_by,
     accuracy_summary,
+    answer_match,
     chrf_pp_corpus,
+    chrf_pp_corpus_by,
     chrf_pp_sentence,
     judge_score_normalised,
     macro_mean,
     mean_score_by,
     normalise_answer,
     substring_match,
+    whole_word_match,
 )
 
 
@@ -66,20 +69,32 @@ def test_normalise_answer(text, language, expected):
 
 
 @pytest.mark.parametrize(
-    ("prediction", "golds", "language", "expected"),
+    ("prediction", "golds", "language", "substring", "whole_word"),
     [
-        ("Ibu kota Indonesia adalah Jakarta.", "jakarta", "id", True),
-        ("Jawabannya: Jawa Barat", ["Banten", "Jawa-Barat"], "id", True),
-        ("Ada 100 pulau.", "10", "id", False),  # whole words only
-        ("Candi Borobudur", "Prambanan", "id", False),
-        ("The answer is the Moon", "a moon", "en", True),  # articles dropped on both sides
-        ("Dongeng si Kancil", "Kancil", "id", True),
-        (None, "x", "id", False),
-        ("anything", "the", "en", False),  # a gold that normalises to nothing never matches
+        ("Ibu kota Indonesia adalah Jakarta.", "jakarta", "id", True, True),
+        ("Jawabannya: Jawa Barat", ["Banten", "Jawa-Barat"], "id", True, True),
+        ("Ada 100 pulau.", "10", "id", False, False),  # a number needs a boundary under both rules
+        ("Ada 210 pulau.", "10", "id", False, False),
+        ("Jaraknya sekitar 10km.", "10", "id", True, False),
+        ("Jakartalah ibu kotanya.", "Jakarta", "id", True, False),  # the rules differ here
+        ("Tahun 1945 dan 945", "945", "id", True, True),  # the second occurrence is bounded
+        ("Candi Borobudur", "Prambanan", "id", False, False),
+        ("The answer is the Moon", "a moon", "en", True, True),  # articles dropped on both sides
+        ("Dongeng si Kancil", "Kancil", "id", True, True),
+        (None, "x", "id", False, False),
+        ("anything", "the", "en", False, False),  # a gold that normalises to nothing never matches
     ],
 )
-def test_substring_match(prediction, golds, language, expected):
-    assert substring_match(prediction, golds, language) is expected
+def test_open_qa_match_rules(prediction, golds, language, substring, whole_word):
+    assert substring_match(prediction, golds, language) is substring
+    assert whole_word_match(prediction, golds, language) is whole_word
+    assert answer_match(prediction, golds, language) is substring  # LoraxBench's rule is the default
+    assert answer_match(prediction, golds, language, rule="whole_word") is whole_word
+
+
+def test_an_unknown_match_rule_is_refused():
+    with pytest.raises(ValueError, match="unknown match rule 'exact'"):
+        answer_match("a", "a", rule="exact")
 
 
 def test_judge_score_normalised():
@@ -158,3 +173,18 @@ def test_mean_score_with_missing_as_zero_or_dropped():
     assert mean_score_by(rows)["mean"].item() == pytest.approx(1.4 / 3)
     assert macro_mean(zero, "mean") == pytest.approx(0.6)  # (0.2 + 1.0) / 2
     assert math.isnan(macro_mean(zero.iloc[0:0], "mean"))
+
+
+def test_corpus_chrf_per_group_pools_its_sentences_not_their_mean():
+    hyps = ["Saya pergi ke pasar.", "Terima kasih.", "Selamat pagi semua."]
+    refs = ["Saya pergi ke pasar.", "Terima kasih banyak.", "Selamat pagi."]
+    rows = chrf_pp_corpus_by(hyps, refs, ["sun", "jav", "jav"])
+    assert [(r["group"], r["n"]) for r in rows] == [("jav", 2), ("sun", 1)]
+    jav = rows[0]
+    assert jav["corpus_chrf_pp"] == pytest.approx(chrf_pp_corpus(hyps[1:], refs[1:]))
+    mean = (chrf_pp_sentence(hyps[1], refs[1]) + chrf_pp_sentence(hyps[2], refs[2])) / 2
+    assert jav["sentence_mean"] == pytest.approx(mean)
+    assert abs(jav["corpus_chrf_pp"] - jav["sentence_mean"]) > 0.1  # the two figures differ
+    assert rows[1]["corpus_chrf_pp"] == pytest.approx(100.0)
+    with pytest.raises(ValueError, match="3 hypotheses, 3 references, 2 groups"):
+        chrf_pp_corpus_by(hyps, refs, ["a", "b"])

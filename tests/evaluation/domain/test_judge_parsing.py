@@ -238,3 +238,47 @@ def test_combine_accepts_parse_results_and_can_refuse_a_single_order():
     strict = combine_two_orders(first, garbage, on_one_error="error")
     assert (strict.verdict, strict.consistency) == ("error", CONSISTENCY_ERROR)
     assert strict.reason == "order 2 failed to parse"
+
+
+@pytest.mark.parametrize(
+    ("raw", "allow_tie", "verdict"),
+    [
+        # Every label the shipped templates ask for, in both languages and both families.
+        ("Response A", True, "Response 1"),
+        ("Respons B", True, "Response 2"),
+        ("Respon A", False, "Response 1"),
+        ("Respons B lebih baik.", True, "Response 2"),
+        ("A lebih baik", True, "Response 1"),
+        ("B lebih baik daripada A.", True, "Response 2"),
+        ("Response B is better.", False, "Response 2"),
+        ("Verdict: B", True, "Response 2"),
+        ("Pilihan saya: A", True, "Response 1"),
+        ("Jawaban akhir: **B**", True, "Response 2"),
+        ("seri", True, "tie"),
+        ("Hasilnya seri.", True, "tie"),
+        ("Kedua respons sama baik.", True, "tie"),
+        ("Kedua jawaban sama baiknya", True, "tie"),
+        ("Both responses are equally good.", True, "tie"),
+        ("B", True, "Response 2"),
+        # A lower-case "a" in prose names no response.
+        ("Response 1 does not answer a question; Response 2 is better.", False, "Response 2"),
+    ],
+)
+def test_pairwise_labels_of_both_families_and_languages(raw, allow_tie, verdict):
+    result = parse_pairwise(raw, allow_tie=allow_tie)
+    assert (result.status, result.value) == ("ok", verdict)
+
+
+def test_a_reply_cut_off_at_the_token_limit_is_truncated_not_missing():
+    cut = '{"explanation": "Respons pertama lebih lengkap karena menjelaskan'
+    assert parse_pairwise(cut).reason == "no verdict or score found"
+    assert (parse_pairwise(cut, truncated=True).status, parse_pairwise(cut, truncated=True).reason) == (
+        "error",
+        "truncated",
+    )
+    assert parse_grade("Penilaian: jawaban ini", 1, 10, truncated=True).reason == "truncated"
+    # A verdict written before the cut still counts.
+    assert (
+        parse_judge_output("Respons 2 lebih baik. Alasannya", "pairwise", truncated=True).value
+        == "Response 2"
+    )

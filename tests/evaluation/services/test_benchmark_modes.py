@@ -107,18 +107,19 @@ def test_completion_mode_sends_the_k_shot_text_and_reads_the_first_line(
     assert by_template == {"id-3": (1, 0.0), "id-4": (2, 1.0)}
 
 
-def test_cloze_on_a_chat_only_backend_fails_the_run_saying_why(server, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True):
-        run = benchmark_run_start(
+def test_cloze_on_a_chat_only_backend_is_refused_saying_why(server):
+    with pytest.raises(RunConfigError) as caught:
+        benchmark_run_start(
             task="mcq",
             endpoint=make_endpoint(server, "chat-only"),
             dataset=make_question_dataset(),
             mode="cloze",
         )
-    run.refresh_from_db()
-    assert (run.status, run.config["scoring"]) == ("failed", "logprob")
-    assert "cannot score options" in run.error
-    assert server.requests == []
+    assert str(caught.value) == (
+        "mode cloze scores options by log-probability, which the openai backend of chat-only cannot do; "
+        "choose an endpoint on transformers, vllm or llamacpp, or the chat mode"
+    )
+    assert not BenchmarkRun.objects.exists() and server.requests == []
 
 
 @pytest.mark.parametrize(
@@ -153,9 +154,12 @@ def test_a_bad_mode_is_refused_and_writes_nothing(server, task, mode, options, m
 
 
 def test_old_style_logprob_scoring_still_picks_the_letter_mode(server):
+    endpoint = make_endpoint(server)
+    endpoint.backend = "llamacpp"  # a backend that scores options; nothing runs in this test
+    endpoint.save(update_fields=["backend"])
     run = benchmark_run_start(
         task="mcq",
-        endpoint=make_endpoint(server),
+        endpoint=endpoint,
         dataset=make_question_dataset(),
         options={"scoring": "logprob"},
     )

@@ -79,11 +79,34 @@ def test_completion_and_cloze_runs_on_a_real_model(smollm2_local, django_capture
         assert result.correct == (result.prediction == result.reference)
 
     cloze = list(BenchmarkResult.objects.filter(benchmark_run=runs["cloze"]))
+    assert runs["cloze"].config["cloze_rule"] == "total"  # LoraxBench's rule, the default
     for result in cloze:
         scores = result.raw["logprobs"]
         assert set(scores) == {"A", "B", "C", "D"} and all(score < 0 for score in scores.values())
-        assert result.prediction == max(scores, key=scores.get)  # the highest mean log-probability per token
+        assert result.prediction == max(scores, key=scores.get)  # the highest total log-probability
         assert result.correct == (result.prediction == result.reference)
+        assert result.raw["rule"] == "total"
+
+    # The mean per token, named: each option's mean is its total over its tokens, so never below it.
+    with django_capture_on_commit_callbacks(execute=True):
+        mean_run = benchmark_run_start(
+            task="mcq",
+            endpoint=smollm2_local,
+            dataset=dataset,
+            mode="cloze",
+            options={**options, "cloze_rule": "mean"},
+        )
+    means = {r.item_key: r for r in BenchmarkResult.objects.filter(benchmark_run=mean_run)}
+    for result in cloze:
+        mean = means[result.item_key]
+        assert mean.raw["rule"] == "mean"
+        assert mean.prediction == max(mean.raw["logprobs"], key=mean.raw["logprobs"].get)
+        for letter, total in result.raw["logprobs"].items():
+            assert mean.raw["logprobs"][letter] >= total - 1e-9
+        # "rupiah", "Jawa Tengah", ...: several options take more than one token, so the rules differ.
+    assert any(
+        means[r.item_key].raw["logprobs"][x] > r.raw["logprobs"][x] + 1e-6 for r in cloze for x in "ABCD"
+    )
     # Same seed, same templates per question in both modes.
     assert {r.item_key: r.variant for r in completion} == {r.item_key: r.variant for r in cloze}
     for run in runs.values():

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from evaluation.domain.benchmark_metrics import chrf_pp_sentence
-from evaluation.models import BenchmarkResult
+from evaluation.domain.benchmark_metrics import chrf_pp_corpus, chrf_pp_sentence
+from evaluation.models import BenchmarkResult, BenchmarkRun
 from evaluation.selectors import benchmark_tables
-from evaluation.services import benchmark_run_start
+from evaluation.services import RunConfigError, benchmark_run_start
 from tests.evaluation.inference.openai_stub_server import Reply, completion_body
 from tests.evaluation.services.builders import (
     last_user,
@@ -71,18 +71,16 @@ def test_mcq_k_shot_with_rule_extraction_and_accuracy_tables(server, django_capt
     assert by_category == {"budaya": 0.5, "geografi": 0.0}
 
 
-def test_mcq_by_log_probability_fails_clearly_on_a_backend_without_scores(
-    server, django_capture_on_commit_callbacks
-):
-    run = _start(
-        django_capture_on_commit_callbacks,
-        task="mcq",
-        endpoint=make_endpoint(server, "no-logprobs"),
-        dataset=make_question_dataset(),
-        options={"scoring": "logprob"},
-    )
-    assert run.status == "failed"
-    assert "cannot score options" in run.error
+def test_mcq_by_log_probability_is_refused_before_queueing_on_a_backend_without_scores(server):
+    with pytest.raises(RunConfigError, match="which the openai backend of no-logprobs cannot do"):
+        benchmark_run_start(
+            task="mcq",
+            endpoint=make_endpoint(server, "no-logprobs"),
+            dataset=make_question_dataset(),
+            options={"scoring": "logprob"},
+        )
+    assert not BenchmarkRun.objects.exists()
+    assert server.requests == []
 
 
 def test_translation_is_scored_with_sentence_chrf_pp(server, django_capture_on_commit_callbacks):
@@ -98,6 +96,7 @@ def test_translation_is_scored_with_sentence_chrf_pp(server, django_capture_on_c
         task="translation",
         endpoint=make_endpoint(server, "translator"),
         dataset=make_translation_dataset(),
+        options={"direction": "from_source"},
     )
     results = {
         r.unit.external_id: r
@@ -113,6 +112,50 @@ def test_translation_is_scored_with_sentence_chrf_pp(server, django_capture_on_c
     tables = benchmark_tables(run=run)
     assert tables["overall"][0]["mean"] == pytest.approx((1.0 + expected) / 2)
     assert 0 < tables["corpus_chrf_pp"] <= 100
+
+
+def test_translation_goes_into_indonesian_by_default_with_corpus_chrf_pp_per_language(
+    server, django_capture_on_commit_callbacks
+):
+    # LoraxBench's direction: each unit's local-language text into Indonesian, scored against the source.
+    outputs = {"Kula tindak dhateng peken.": "Saya pergi ke pasar.", "Hatur nuhun pisan.": "Terima kasih."}
+
+    def translator(body):
+        text = re.search(r"\n\n(.*)\Z", last_user(body), re.DOTALL).group(1)
+        return Reply(body=completion_body(outputs[text]))
+
+    server.responder = translator
+    dataset = make_translation_dataset()
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="translation",
+        endpoint=make_endpoint(server, "translator"),
+        dataset=dataset,
+    )
+    assert run.config["direction"] == "to_source"
+    prompts = [last_user(r.body) for r in server.requests]
+    assert any("dari bahasa Javanese ke bahasa Indonesian." in p for p in prompts)
+    rows = {
+        r.unit.external_id: r
+        for r in BenchmarkResult.objects.filter(benchmark_run=run).select_related("unit")
+    }
+    assert (rows["u1"].language, rows["u1"].reference, rows["u1"].raw["direction"]) == (
+        "jav",
+        "Saya pergi ke pasar.",
+        "to_source",
+    )
+    assert rows["u2"].language == "sun"
+    tables = benchmark_tables(run=run)
+    by_language = {row["group"]: row for row in tables["corpus_chrf_pp_by_language"]}
+    sun = chrf_pp_corpus(["Terima kasih."], ["Terima kasih banyak."])
+    assert by_language["jav"]["corpus_chrf_pp"] == pytest.approx(100.0)
+    assert by_language["sun"]["corpus_chrf_pp"] == pytest.approx(sun)
+    assert by_language["sun"]["sentence_mean"] == pytest.approx(
+        chrf_pp_sentence("Terima kasih.", "Terima kasih banyak.")
+    )
+    assert tables["corpus_chrf_pp_language_mean"] == pytest.approx((100.0 + sun) / 2)
+    registers = [row["group"] for row in tables["corpus_chrf_pp_by_language_register"]]
+    assert registers == ["jav / krama", "sun"]
 
 
 def test_open_qa_by_substring_match(server, django_capture_on_commit_callbacks):
@@ -131,6 +174,48 @@ def test_open_qa_by_substring_match(server, django_capture_on_commit_callbacks):
         BenchmarkResult.objects.filter(benchmark_run=run).values_list("prompt__external_id", "correct")
     )
     assert correct == {"p0": True, "p1": False}
+    assert run.config["match_rule"] == "substring"
+
+
+@pytest.mark.parametrize(("rule", "expected"), [("substring", True), ("whole_word", False)])
+def test_open_qa_match_rule_is_named_and_kept(server, django_capture_on_commit_callbacks, rule, expected):
+    # The reference "Rujukan 0 giliran 1" is inside the reply but glued to a word: LoraxBench's substring
+    # rule counts it, the whole-word rule does not.
+    server.responder = lambda body: Reply(body=completion_body("Jawabannya: Rujukan 0 giliran 1nya."))
+    options = {} if rule == "substring" else {"match_rule": rule}
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="open_qa",
+        endpoint=make_endpoint(server, "qa"),
+        dataset=make_prompt_dataset(n_prompts=1, two_turn_first=False),
+        options=options,
+    )
+    (result,) = BenchmarkResult.objects.filter(benchmark_run=run)
+    assert (run.config["match_rule"], result.correct, result.raw["rule"]) == (rule, expected, rule)
+
+
+@pytest.mark.parametrize(
+    ("task", "mode", "options", "message"),
+    [
+        (
+            "open_qa",
+            None,
+            {"match_rule": "exact"},
+            "match_rule must be one of substring, whole_word, got 'exact'",
+        ),
+        ("mcq", "cloze", {"cloze_rule": "max"}, "cloze_rule must be one of total, mean, got 'max'"),
+        ("mcq", "chat", {"cloze_rule": "mean"}, "cloze_rule is an option of multiple choice in cloze mode"),
+        ("mcq", None, {"match_rule": "substring"}, "match_rule is an option of open QA scored by substring"),
+    ],
+)
+def test_a_bad_rule_is_refused_and_writes_nothing(server, task, mode, options, message):
+    dataset = make_prompt_dataset(n_prompts=1) if task == "open_qa" else make_question_dataset()
+    with pytest.raises(RunConfigError) as caught:
+        benchmark_run_start(
+            task=task, endpoint=make_endpoint(server), dataset=dataset, mode=mode, options=options
+        )
+    assert str(caught.value) == message
+    assert not BenchmarkRun.objects.exists()
 
 
 def test_open_qa_by_factual_judge_divides_by_five(server, django_capture_on_commit_callbacks):

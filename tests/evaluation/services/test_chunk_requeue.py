@@ -5,16 +5,26 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
+from django.urls import reverse
 from django.utils import timezone
 
+from datasets_app.jobs import heartbeat_at, heartbeat_touch
 from datasets_app.models import Response
 from evaluation.models import GenerationRun, RunChunk
 from evaluation.services import generation_run_start, run_cancel
-from evaluation.services.runs import chunks_requeue_lost
+from evaluation.services.runs import chunk_heartbeat_key, chunks_requeue_lost
 from evaluation.tasks import generation_chunk
 from tests.evaluation.services.builders import make_endpoint, make_prompt_dataset
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_heartbeats_of_other_tests():
+    """Heartbeats live in the cache, which outlives each test's database."""
+    cache.clear()
+
 
 RUNNING_LIMIT = timedelta(minutes=26)
 LOST_AFTER = timedelta(minutes=10)
@@ -122,3 +132,45 @@ def test_a_chunk_sent_twice_is_done_once(server, lost_run, django_capture_on_com
     assert Response.objects.filter(generation_run=lost_run).count() == 6
     assert len(server.requests) == n_requests
     assert GenerationRun.objects.get(pk=lost_run.pk).finished_at is not None
+
+
+def test_a_started_chunk_whose_heartbeat_stopped_is_sent_again_whatever_its_queue_holds(
+    lost_run, settings, role_client, django_capture_on_commit_callbacks
+):
+    settings.JOB_HEARTBEAT_TIMEOUT_S = 90
+    now = timezone.now()
+    first, second, third = RunChunk.objects.filter(run_kind="generation", run_id=lost_run.pk)
+    heard = now - timedelta(minutes=2)  # well inside the task's time limit
+    for chunk, beat in ((first, heard), (second, now - timedelta(seconds=30))):
+        RunChunk.objects.filter(pk=chunk.pk).update(attempts=1, started_at=now - timedelta(minutes=3))
+        heartbeat_touch(key=chunk_heartbeat_key(chunk.pk, 1), now=beat)
+
+    # The queue still holds tasks: only the chunk whose worker stopped beating is sent again.
+    n, callbacks = _sweep(
+        django_capture_on_commit_callbacks, queue_size=lambda queue: 4, now=now, execute=False
+    )
+    assert (n, len(callbacks)) == (1, 1)
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.worker_stopped_at, first.queued_at, second.worker_stopped_at) == (heard, now, None)
+
+    client = role_client("researcher")
+    url = reverse("evaluation:run", args=["generation", lost_run.pk])
+    time_shown = f"{timezone.localtime(heard):%H:%M}"
+    page = client.get(url).content.decode()
+    assert f"The worker running part 1 stopped at {time_shown}; requeued (attempt 2)." in page
+    client.cookies["django_language"] = "id"
+    page = client.get(url, HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert (
+        f"Worker yang menjalankan bagian 1 berhenti pada pukul {time_shown}; dimasukkan ke antrean lagi"
+        in page
+    )
+
+
+def test_a_chunk_beats_its_heartbeat_while_it_runs(server, lost_run):
+    chunk = RunChunk.objects.filter(run_kind="generation", run_id=lost_run.pk).first()
+    before = timezone.now()
+    assert generation_chunk.delay(chunk.pk).get() is True
+    chunk.refresh_from_db()
+    beat = heartbeat_at(key=chunk_heartbeat_key(chunk.pk, 1))
+    assert chunk.attempts == 1 and beat is not None and before <= beat <= chunk.finished_at

@@ -343,3 +343,22 @@ def test_indonesian_template_and_structured_output_off(server, django_capture_on
 def test_a_run_needs_exactly_one_source(server):
     with pytest.raises(RunConfigError, match="either a dataset or an annotation project"):
         judge_run_start(judge_kind="pairwise", endpoint=make_endpoint(server, "nosrc"))
+
+
+def test_a_reply_cut_off_at_max_tokens_is_a_truncated_parse_error(server, django_capture_on_commit_callbacks):
+    def cut(body):
+        reply = completion_body('{"explanation": "Respons pertama lebih lengkap karena')
+        reply["choices"][0]["finish_reason"] = "length"
+        return Reply(body=reply)
+
+    server.responder = cut
+    dataset = make_prompt_dataset(n_prompts=1, two_turn_first=False)
+    Response.objects.create(prompt=dataset.prompts.get(), model_name="m", turns=["x"])
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="single_grade",
+        endpoint=make_endpoint(server, "g"),
+        dataset=dataset,
+    )
+    judgment = Judgment.objects.get(judge_run=run)
+    assert (judgment.parse_status, judgment.parse_reason, judgment.score) == ("error", "truncated", None)

@@ -13,6 +13,7 @@ from tests.evaluation.services.builders import (
     make_endpoint,
     make_pair_dataset,
     make_prompt_dataset,
+    make_translation_dataset,
 )
 
 pytestmark = pytest.mark.django_db
@@ -267,11 +268,57 @@ def test_a_benchmark_run_started_from_the_page(role_client, server, django_captu
         response = client.post("/evaluation/runs/new/", post)
     run = BenchmarkRun.objects.get()
     assert response["Location"] == f"/evaluation/runs/benchmark/{run.pk}/"
-    assert run.config["scoring"] == "substring"
+    assert (run.config["scoring"], run.config["match_rule"]) == ("substring", "substring")
     correct = dict(
         BenchmarkResult.objects.filter(benchmark_run=run).values_list("prompt__external_id", "correct")
     )
     assert correct == {"p0": True, "p1": False}
+
+
+def test_the_whole_word_rule_chosen_on_the_page(role_client, server, django_capture_on_commit_callbacks):
+    server.responder = lambda body: Reply(body=completion_body("Rujukan 0 giliran 1nya."))
+    client = role_client("researcher")
+    post = _run_post(
+        "benchmark",
+        task="open_qa",
+        endpoint=make_endpoint(server, "qa").pk,
+        dataset=make_prompt_dataset(n_prompts=1, two_turn_first=False).pk,
+        scoring="substring",
+        match_rule="whole_word",
+        cloze_rule="mean",  # not cloze mode: left out, not refused
+        judge_language="en",
+        prompt_language="id",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/evaluation/runs/new/", post)
+    run = BenchmarkRun.objects.get()
+    assert run.config["match_rule"] == "whole_word" and "cloze_rule" not in run.config
+    assert BenchmarkResult.objects.get(benchmark_run=run).correct is False
+    page = client.get(f"/evaluation/runs/benchmark/{run.pk}/", HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert "whole_word" in page
+
+
+def test_a_translation_run_from_the_page_in_the_chosen_direction_with_its_language_table(
+    role_client, server, django_capture_on_commit_callbacks
+):
+    server.responder = lambda body: Reply(body=completion_body("Kula tindak dhateng peken."))
+    client = role_client("researcher")
+    post = _run_post(
+        "benchmark",
+        task="translation",
+        endpoint=make_endpoint(server, "mt").pk,
+        dataset=make_translation_dataset().pk,
+        direction="from_source",
+        judge_language="en",
+        prompt_language="id",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/evaluation/runs/new/", post)
+    run = BenchmarkRun.objects.get()
+    assert run.config["direction"] == "from_source"
+    assert "dari bahasa Indonesian ke bahasa Javanese (krama)" in last_user(server.requests[0].body)
+    page = client.get(f"/evaluation/runs/benchmark/{run.pk}/", HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert "chrF++ per bahasa" in page and "jav / krama" in page and "Rata-rata semua bahasa" in page
 
 
 def _bad_run_start(client, server, kind: str, fields: dict, message: str, **headers):
@@ -306,6 +353,11 @@ def _bad_run_start(client, server, kind: str, fields: dict, message: str, **head
         ("judge", {"judge_kind": "pairwise", "order_mode": "both"}, "give either a dataset or an annotation"),
         ("benchmark", {"task": "open_qa", "scoring": "judge"}, "needs a judge endpoint"),
         ("benchmark", {"task": "mcq", "scoring": "chrf"}, "scoring for mcq must be one of extract, logprob"),
+        (
+            "benchmark",
+            {"task": "mcq", "mode": "cloze"},
+            "mode cloze scores options by log-probability, which the openai backend of model-one cannot do",
+        ),
     ],
 )
 def test_a_bad_option_shows_an_error_and_starts_nothing(role_client, server, kind, fields, message):
@@ -343,6 +395,11 @@ def test_a_bad_option_shows_an_error_and_starts_nothing(role_client, server, kin
             "mode 'cloze' untuk pilihan ganda; run translation memakai chat",
         ),
         ("benchmark", {"task": "open_qa", "back_translate": "on"}, "terjemahan balik (back_translate) hanya"),
+        (
+            "benchmark",
+            {"task": "mcq", "mode": "logprob"},
+            "yang tidak bisa dilakukan backend openai milik model-one",
+        ),
     ],
 )
 def test_a_bad_option_is_named_in_indonesian_on_the_indonesian_page(

@@ -14,6 +14,7 @@ from tests.evaluation.services.builders import (
     make_endpoint,
     make_pair_dataset,
     make_prompt_dataset,
+    make_question_dataset,
 )
 
 pytestmark = pytest.mark.django_db
@@ -91,3 +92,63 @@ def test_a_finished_benchmark_run_shows_its_breakdowns_by_each_dimension(
     assert re.findall(r"<tr><td>(.*?)</td>", tables["category"]) == ["analysis", "math"]
     assert re.findall(r"<tr><td>(.*?)</td>", tables["language"]) == ["ind"]
     assert "1.000" in tables["category"] and "0.500" in tables["language"]
+
+
+def test_turns_on_the_run_page_count_from_one(role_client, server, django_capture_on_commit_callbacks):
+    from evaluation.models import PairVerdict
+
+    server.responder = fair_judge
+    client = role_client("project_manager")
+    with django_capture_on_commit_callbacks(execute=True):
+        run = judge_run_start(
+            judge_kind="pairwise",
+            endpoint=make_endpoint(server, "judge"),
+            dataset=make_pair_dataset(n_prompts=2),
+        )
+    first, second = PairVerdict.objects.filter(judge_run=run).order_by("pk")
+    PairVerdict.objects.filter(pk=first.pk).update(turn=0)
+    PairVerdict.objects.filter(pk=second.pk).update(turn=1)
+    page = client.get(f"/evaluation/runs/judge/{run.pk}/").content.decode()
+    turns = re.findall(r'<td data-testid="turn">([^<]*)</td>', page)
+    assert sorted(turns) == ["1", "2"]  # stored 0 and 1
+    assert list(PairVerdict.objects.filter(judge_run=run).order_by("pk").values_list("turn", flat=True)) == [
+        0,
+        1,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lang", "heading"), [("en", "4 outputs that did not parse"), ("id", "4 keluaran yang tidak terbaca")]
+)
+def test_the_run_page_shows_what_the_judge_wrote_where_it_did_not_parse(
+    role_client, server, django_capture_on_commit_callbacks, lang, heading
+):
+    from tests.evaluation.services.builders import garbage_judge
+
+    server.responder = garbage_judge
+    client = role_client("researcher")
+    with django_capture_on_commit_callbacks(execute=True):
+        run = judge_run_start(
+            judge_kind="pairwise",
+            endpoint=make_endpoint(server, "judge"),
+            dataset=make_pair_dataset(n_prompts=2),
+        )
+    page = client.get(f"/evaluation/runs/judge/{run.pk}/", HTTP_ACCEPT_LANGUAGE=lang).content.decode()
+    section = page[page.index('data-testid="unparsed"') :]
+    assert heading in section
+    assert section.count("I really cannot say which one I prefer, sorry.") == 4
+    assert "no verdict or score found" in section
+
+
+def test_the_benchmark_page_shows_the_rule_and_what_the_model_wrote_when_no_answer_was_read(
+    role_client, server, django_capture_on_commit_callbacks
+):
+    server.responder = lambda body: Reply(body=completion_body("Saya kurang yakin, mungkin yang kedua."))
+    client = role_client("researcher")
+    with django_capture_on_commit_callbacks(execute=True):
+        run = benchmark_run_start(
+            task="mcq", endpoint=make_endpoint(server, "mcq"), dataset=make_question_dataset()
+        )
+    page = client.get(f"/evaluation/runs/benchmark/{run.pk}/", HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert "tidak ada yang terbaca; model menulis" in page
+    assert "Saya kurang yakin, mungkin yang kedua." in page and "not_found" in page

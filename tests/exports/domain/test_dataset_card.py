@@ -14,6 +14,7 @@ from exports.domain.dataset_card import (
     render_dataset_card,
     render_yaml,
     size_category,
+    work_lines,
 )
 
 
@@ -113,7 +114,8 @@ def test_missing_figures_are_written_as_not_computed():
     card = CardInput(pretty_name="x", license="cc-by-4.0", languages=["ind"], split_rows={"train": 3})
     header, body = header_of(render_dataset_card(card))
     assert "Krippendorff's alpha: not computed." in body
-    assert "Rubric version: not computed" in body
+    # No rubric and no guidelines: neither section, no version line, and nothing promises them.
+    assert "Rubric" not in body and "guidelines" not in body
     assert "LLM judges" not in body
     assert header["multilinguality"] == "monolingual"
 
@@ -247,3 +249,49 @@ def test_how_to_load_names_load_dataset_and_warns_off_load_from_disk():
     assert 'dataset = load_dataset("export-12")' in body
     assert 'dataset = load_dataset("org/indopref")' in body
     assert "`datasets.load_from_disk` does not read it" in body
+
+
+@pytest.mark.parametrize(
+    ("given", "phrase"),
+    [
+        ({"rubric_version": 2, "guidelines": "Baca dulu."}, ", following the rubric and guidelines below."),
+        ({"rubrics": {"relevance": "Relevan."}}, ", following the rubric below."),
+        ({"guidelines": "Baca dulu."}, ", following the guidelines below."),
+        ({}, "each annotator. "),
+    ],
+)
+def test_the_card_promises_only_the_rubric_and_guidelines_it_shows(given, phrase):
+    _, body = header_of(render_dataset_card(small_card(provenance="crowd", **given)))
+    assert phrase in body
+    assert ("## Rubric" in body) == bool(given.get("rubric_version") or given.get("rubrics"))
+    assert ("## Annotation guidelines" in body) == ("guidelines" in given)
+    assert "Rubric version: not computed" not in body
+
+
+def test_unstated_provenance_is_the_default_and_says_what_is_known():
+    header, body = header_of(render_dataset_card(small_card(n_annotators=3)))
+    assert header["annotations_creators"] == ["other"]
+    assert "3 annotators judged the responses" in body
+    assert "Who they were (native speakers, experts or crowd workers) was not stated" in body
+
+
+def test_criteria_left_out_of_a_score_are_named_only_for_scores():
+    left_out = {"safe": "rated on named categories (yes, no)"}
+    weights = {"strategy": "scores", "weights": {"relevance": 2.0}}
+    _, body = header_of(render_dataset_card(small_card(parameters=weights, left_out_criteria=left_out)))
+    assert "Criteria in the score: `relevance` (weight 2)." in body
+    assert "Rated criteria left out of the score: `safe`: rated on named categories (yes, no)." in body
+    votes = {"strategy": "pairwise_majority", "weights": {"relevance": 1.0}}
+    _, body = header_of(render_dataset_card(small_card(parameters=votes, left_out_criteria=left_out)))
+    assert "Criteria in the score" not in body and "left out of the score" not in body
+
+
+def test_work_lines_count_people_and_simulated_annotators_apart():
+    counts = {"rows": 10, "simulated_rows": 4, "unrecorded_rows": 1, "people": 2, "simulated": 1}
+    lines = work_lines([("answers", counts)])
+    assert "| answers | 10 | 5 (2 people) | 4 (1 simulated annotator) | 1 |" in lines
+    assert any(line.startswith("A simulated annotator is a program") for line in lines)
+    none = {"rows": 3, "simulated_rows": 0, "unrecorded_rows": 0, "people": 1, "simulated": 0}
+    lines = work_lines([("answers", none)])
+    assert "| answers | 3 | 3 (1 person) | 0 | 0 |" in lines
+    assert not any("program" in line for line in lines)
