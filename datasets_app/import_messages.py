@@ -94,6 +94,22 @@ _MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
             _("must be an object with options A, B, C, D and E"),
         ),
         (r"has two identical options", _("has two identical options")),
+        (
+            r"is required: an object with options A and B up to A to E \((?P<low>\d+) to (?P<high>\d+) options\)",
+            _("is required: an object with options A and B up to A to E (%(low)s to %(high)s options)"),
+        ),
+        (
+            r"must be an object with options A and B up to A to E \((?P<low>\d+) to (?P<high>\d+) options\)",
+            _("must be an object with options A and B up to A to E (%(low)s to %(high)s options)"),
+        ),
+        (
+            r"has (?P<n>\d+) options; a question has (?P<low>\d+) to (?P<high>\d+)",
+            _("has %(n)s options; a question has %(low)s to %(high)s"),
+        ),
+        (
+            r"must be one of (?P<keys>[A-E](?:, [A-E])*), got (?P<value>.*)",
+            _("must be one of %(keys)s, got %(value)s"),
+        ),
         (r"must differ from the answer", _("must differ from the answer")),
         (
             r"holds a NUL character \(\\u0000\), which cannot be stored",

@@ -80,7 +80,7 @@ def test_a_cancelled_run_reads_cancelled_not_partial(pairwise, role_client):  # 
     html = client.get(page).content.decode()
     assert f"juri-x (run {run.pk}): cancelled: 1 of 2 done" in html and "partial:" not in html
     html = client.get(page, HTTP_ACCEPT_LANGUAGE="id").content.decode()
-    assert f"juri-x (run {run.pk}): dibatalkan: 1 dari 2 selesai" in html
+    assert f"juri-x (proses {run.pk}): dibatalkan: 1 dari 2 selesai" in html
 
 
 def test_a_cancelled_run_counts_the_same_on_its_page_as_on_the_dashboard(pairwise, role_client):  # noqa: F811

@@ -36,6 +36,18 @@ BAD_QUESTIONS = [
         "distractor": "A",
     },
 ]
+BAD_QUESTIONS.append(
+    {
+        "id": "q3",
+        "category": "c",
+        "concept": "k",
+        "language": "ind",
+        "question": "?",
+        "choices": ["a"],
+        "answer": "F",
+    }
+)
+BAD_QUESTIONS.append({"id": "q4", "category": "c", "concept": "k", "language": "ind", "question": "?"})
 BAD_UNITS = [{"id": "t1", "source": "x", "source_language": "ind", "target_language": "ind"}]
 BAD_MAPPINGS = [
     [],
