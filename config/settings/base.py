@@ -188,6 +188,9 @@ MODEL_KEY_ENV_PREFIX = env("MODEL_KEY_ENV_PREFIX", default="TIMBANG_MODEL_KEY_")
 MODEL_KEY_ENV_NAMES = env.list("MODEL_KEY_ENV_NAMES", default=[])
 MODEL_ENDPOINT_HOSTS = env.list("MODEL_ENDPOINT_HOSTS", default=[])
 API_TOKEN_LIFETIME_DAYS = env.int("API_TOKEN_LIFETIME_DAYS", default=90)
+# Model ids (hub ids or folders, exactly as an endpoint's model_id names them) whose own code a worker may run
+# (the transformers and vLLM backends' trust_remote_code). Empty: no endpoint may set it.
+TRUST_REMOTE_CODE_MODELS = env.list("TRUST_REMOTE_CODE_MODELS", default=[])
 if API_TOKEN_LIFETIME_DAYS < 0:
     raise SystemExit(
         f"timbang: API_TOKEN_LIFETIME_DAYS must be 0 (never) or a number of days, got {API_TOKEN_LIFETIME_DAYS}"
