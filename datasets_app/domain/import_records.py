@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from accounts.domain.echo import echoed
 from datasets_app.domain.untrusted_json import UnsafeJson, find_problem, loads
 
 KINDS = ("prompts", "translations", "questions")
@@ -331,9 +332,9 @@ def clean_question(record: dict[str, Any]) -> tuple[CleanQuestion | None, list[F
         if not isinstance(raw, dict):
             c.add("choices", "must be an object with options A, B, C, D and E")
         else:
-            extra = sorted(set(raw) - set(CHOICE_KEYS))
+            extra = [key for key in raw if key not in CHOICE_KEYS]
             if extra:
-                c.add("choices", f"has unknown option keys {extra}; use A to E")
+                c.add("choices", f"has unknown option keys {echoed(extra)}; use A to E")
             for key in CHOICE_KEYS:
                 value = raw.get(key)
                 if (

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
+from accounts.domain.echo import echoed
 from evaluation.domain.endpoint_policy import endpoint_refusals
 from evaluation.domain.sampling import SamplingParams, SamplingParamsError
 from evaluation.inference.base import Backend, BackendConfigError
@@ -71,7 +72,7 @@ def _validate(endpoint: ModelEndpoint) -> None:
         )
     else:
         allowed = BACKEND_OPTIONS.get(endpoint.backend, frozenset())
-        unknown = sorted(set(endpoint.backend_options) - allowed)
+        unknown = [name for name in endpoint.backend_options if name not in allowed]
         if unknown:
             errors.setdefault("backend_options", []).append(
                 ValidationError(
@@ -80,7 +81,7 @@ def _validate(endpoint: ModelEndpoint) -> None:
                     ),
                     params={
                         "backend": endpoint.backend,
-                        "unknown": ", ".join(unknown),
+                        "unknown": echoed(unknown),
                         "allowed": ", ".join(sorted(allowed)),
                     },
                 )
