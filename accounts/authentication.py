@@ -8,6 +8,7 @@ expire) with 401. This module is imported by DRF's settings, so it must not impo
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime, timedelta
 
 import drf_spectacular.authentication
@@ -20,7 +21,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions, status
-from rest_framework.authentication import TokenAuthentication
+from rest_framework.authentication import CSRFCheck, TokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from accounts.roles import ALL_ROLES, roles_set
@@ -171,6 +172,29 @@ class SessionAuthentication(authentication.SessionAuthentication):
 
     def enforce_csrf(self, request):
         return super().enforce_csrf(request._request)
+
+
+def session_request_same_origin(request) -> bool:
+    """For a DRF request authenticated by the browser session: whether it shows it came from one of our own
+    pages, by an ``HX-Request`` header (htmx) or a valid CSRF token in the ``X-CSRFToken`` header. A
+    cross-site page can send neither: a top-level navigation carries no custom header, and a cross-origin
+    request with one needs a CORS preflight this server never grants. Requests authenticated otherwise (API
+    tokens) are not asked.
+
+    For reads with an effect (claiming a task) that must stay GET for their clients: Django checks the CSRF
+    token of unsafe methods only."""
+    if not isinstance(request.successful_authenticator, SessionAuthentication):
+        return True
+    django_request = request._request
+    if django_request.headers.get("HX-Request") == "true":
+        return True
+    # Django's CSRF check of a POST (Origin or Referer, then the X-CSRFToken header's token against the
+    # cookie's), made on a copy so that this request stays a GET. Like every CSRF check, it lets Django's
+    # test client opt out (``Client(enforce_csrf_checks=False)``).
+    probe = copy.copy(django_request)
+    probe.method = "POST"
+    probe.csrf_processing_done = False  # set by the check this GET passed already
+    return CSRFCheck(lambda _request: None).process_view(probe, None, (), {}) is None
 
 
 class SessionScheme(drf_spectacular.authentication.SessionScheme):

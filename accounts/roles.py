@@ -23,6 +23,9 @@ SIMULATED_LAST_NAME = "(demo data)"
 # Who may look at datasets (model names included): never plain annotators.
 DATA_ROLES = (PROJECT_MANAGER, RESEARCHER)
 
+# People with these roles (and administrators) are deactivated or reset only by an administrator.
+PRIVILEGED_ROLES = (PROJECT_MANAGER, RESEARCHER)
+
 
 def role_label(name: str) -> str:
     """The role's name for people (translated); any other group keeps its own name."""

@@ -12,6 +12,7 @@ from django.http import HttpRequest
 from accounts.domain.login_throttle import client_address, header_meta_key, throttle_keys
 from accounts.domain.mail_language import mail_language
 from accounts.models import Profile
+from accounts.roles import PRIVILEGED_ROLES
 
 LOGIN_THROTTLE_PREFIX = "login-throttle"
 
@@ -27,6 +28,19 @@ def real_users() -> QuerySet[AbstractBaseUser]:
         .objects.filter(is_active=True)
         .exclude(Q(password__startswith=UNUSABLE_PASSWORD_PREFIX) | Q(password=""))
     )
+
+
+def username_taken(username: str) -> bool:
+    """Whether an account has ``username`` in any case (``Admin`` is taken when ``admin`` exists)."""
+    return get_user_model().objects.filter(username__iexact=username.strip()).exists()
+
+
+def person_is_privileged(person: AbstractBaseUser) -> bool:
+    """Administrators, project managers and researchers: people only an administrator may deactivate or
+    reset. Reads ``person.groups.all()`` (prefetched by :func:`people_list`)."""
+    if person.is_staff or person.is_superuser:
+        return True
+    return any(group.name in PRIVILEGED_ROLES for group in person.groups.all())
 
 
 def people_list(*, query: str = "") -> QuerySet[AbstractBaseUser]:

@@ -15,7 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser, Group
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -28,6 +28,7 @@ from accounts.selectors import (
     login_lock_cache_key,
     login_throttle_limits,
     person_mail_language,
+    username_taken,
 )
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,12 @@ class PersonInvalid(Exception):
     def __init__(self, errors: dict[str, str]):
         self.errors = errors
         super().__init__("; ".join(f"{field}: {message}" for field, message in errors.items()))
+
+
+def _taken_message(username: str) -> str:
+    return _(
+        "The username %(username)s is taken: usernames are unique whatever their case (upper or lower)."
+    ) % {"username": username}
 
 
 @transaction.atomic
@@ -65,9 +72,15 @@ def person_create(
             obj.full_clean(exclude=exclude)
         except ValidationError as exc:
             errors.update({field: " ".join(messages) for field, messages in exc.message_dict.items()})
+    if "username" not in errors and username_taken(user.get_username()):
+        errors["username"] = _taken_message(user.get_username())
     if errors:
         raise PersonInvalid(errors)
-    user.save()
+    try:
+        with transaction.atomic():
+            user.save()
+    except IntegrityError as exc:  # added by someone else since the check
+        raise PersonInvalid({"username": _taken_message(user.get_username())}) from exc
     profile.user = user
     profile.save()
     user.groups.set(groups)

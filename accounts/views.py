@@ -42,9 +42,13 @@ class PasswordResetCompleteView(auth_views.PasswordResetCompleteView):
 
 
 def _managed_person(request: HttpRequest, user_id: int):
-    """A person a manager may change: not themselves, not an administrator."""
+    """A person the caller may deactivate or send a set-password link: never themselves; project managers,
+    researchers and administrators only by an administrator (a manager could otherwise take over another
+    manager's account through its e-mail, or lock every other manager out)."""
     person = get_object_or_404(selectors.people_list(), pk=user_id)
-    if person.pk == request.user.pk or person.is_staff or person.is_superuser:
+    if person.pk == request.user.pk:
+        raise PermissionDenied
+    if selectors.person_is_privileged(person) and not request.user.is_superuser:
         raise PermissionDenied
     return person
 
@@ -77,6 +81,9 @@ def people(request: HttpRequest) -> HttpResponse:
     found = list(selectors.people_list(query=query))
     for person in found:
         person.role_labels = [role_label(group.name) for group in person.groups.all()]
+        person.managed = person.pk != request.user.pk and (
+            request.user.is_superuser or not selectors.person_is_privileged(person)
+        )
     context = {"people": found, "form": form, "search": search, "query": query}
     return render(request, "accounts/people.html", context)
 

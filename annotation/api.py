@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from accounts.authentication import token_caller
+from accounts.authentication import session_request_same_origin, token_caller
 from accounts.permissions import HasRole
 from accounts.roles import ANNOTATOR, PROJECT_MANAGER, has_role
 from annotation import selectors, services
@@ -251,6 +251,12 @@ class MemberRemoveApi(APIView):
 # --- the annotation loop (annotators) -------------------------------------------------------------------
 
 
+CLAIM_NEEDS_SAME_ORIGIN = (
+    "A claim made with the browser session needs the X-CSRFToken header (the page's CSRF token) or the "
+    "HX-Request header; API clients authenticate with 'Authorization: Token <key>'."
+)
+
+
 class NextTaskApi(APIView):
     permission_classes = [HasRole(ANNOTATOR)]
 
@@ -258,12 +264,24 @@ class NextTaskApi(APIView):
         responses={
             200: NextTaskSerializer,
             204: OpenApiResponse(description="Nothing left for you in this project."),
+            403: OpenApiResponse(
+                description="Not an annotator, or a browser-session call without X-CSRFToken or HX-Request."
+            ),
             404: NOT_FOUND,
             409: ErrorSerializer,
         },
         summary="Claim (or resume) your next blinded task",
+        description=(
+            "With token authentication, as is. With the browser session, the request must carry the page's CSRF "
+            "token in X-CSRFToken (or come from htmx, HX-Request: true), so that a link on another site cannot "
+            "claim a task for a logged-in annotator."
+        ),
     )
     def get(self, request, project_id: int):
+        # A GET that claims: with the session cookie alone, a link on another site could claim for a
+        # logged-in annotator.
+        if not session_request_same_origin(request):
+            return Response({"detail": CLAIM_NEEDS_SAME_ORIGIN}, status=status.HTTP_403_FORBIDDEN)
         try:
             assignment = services.assignment_claim(project=Project(pk=project_id), user=request.user)
         except services.NotAMember:

@@ -1,5 +1,6 @@
 """REST operations of datasets_app, one view per operation."""
 
+from django.conf import settings
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -96,7 +97,8 @@ class DatasetImportApi(APIView):
             return Response(
                 {"detail": str(exc), "errors": [], "n_errors": 1}, status=status.HTTP_400_BAD_REQUEST
             )
-        if data["background"]:
+        # A large file is checked by a worker: the web request only stores it.
+        if data["background"] or upload.size > settings.IMPORT_INLINE_MAX_BYTES:
             with transaction.atomic():
                 record = dataset_import_queue(
                     upload_path=path,

@@ -6,10 +6,11 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, QuerySet
 
 from datasets_app.models import Dataset, DatasetImport, Prompt
-from datasets_app.readers import ReadProblem, detect_format, read_records
+from datasets_app.readers import ReadProblem, UnreadableFile, detect_format, read_records
 
 
 def dataset_list() -> QuerySet[Dataset]:
@@ -60,18 +61,23 @@ class ImportPreview:
 def import_preview(*, path: Path, file_format: str, name: str, limit: int = 5) -> ImportPreview:
     """The first ``limit`` records of a stored upload, as the file has them (before any mapping), and the
     lines among them that cannot be read. Raises ``UnreadableFile`` when the file cannot be read at all."""
-    columns: list[str] = []
+    seen: dict[str, None] = {}  # the columns in the order met (a dict: one lookup per key, not a scan)
     rows: list[dict[str, Any]] = []
     problems: list[str] = []
+    most = settings.IMPORT_PREVIEW_MAX_COLUMNS
     records = read_records(path, file_format or detect_format(path, name=name), name=name)
     for location, record in islice(records, limit):
         if isinstance(record, ReadProblem):
             problems.append(f"{location}: {record.field + ': ' if record.field else ''}{record.message}")
             continue
-        for key in record:
-            if key not in columns:
-                columns.append(key)
+        seen.update(dict.fromkeys(record))
+        if len(seen) > most:
+            raise UnreadableFile(
+                f"{name}: {location}: more than {most} columns, too many to preview and map in the browser; "
+                "import it with the API or the import_dataset command"
+            )
         rows.append(record)
+    columns = list(seen)
     return ImportPreview(columns, [[_preview_cell(row.get(c)) for c in columns] for row in rows], problems)
 
 

@@ -47,7 +47,9 @@ class DatasetImportInputSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=KINDS, required=False)
     replace = serializers.BooleanField(default=False)
     background = serializers.BooleanField(
-        default=False, help_text="Run the import on a worker and answer 202 with an import record to poll."
+        default=False,
+        help_text="Run the import on a worker and answer 202 with an import record to poll. Files larger "
+        "than the server's IMPORT_INLINE_MAX_BYTES (1 MiB by default) always run on a worker.",
     )
     description = serializers.CharField(required=False, allow_blank=True, default="")
     license = serializers.CharField(required=False, allow_blank=True, default="")

@@ -16,6 +16,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models import ProtectedError
 
+from accounts.domain.echo import echoed
 from datasets_app.domain.column_mapping import (
     ColumnMapping,
     MappingInvalid,
@@ -227,8 +228,8 @@ def _mapped(
                         ImportProblem(
                             str(location),
                             "mapping",
-                            f"reads column(s) {', '.join(absent)} that the file does not have "
-                            f"(it has {', '.join(record)})",
+                            f"reads column(s) {echoed(absent, ordered=False)} that the file does not have "
+                            f"(it has {echoed(record, ordered=False)})",
                         )
                     ]
                 )

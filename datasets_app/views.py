@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
+from accounts.domain.echo import echoed
 from accounts.permissions import role_required
 from accounts.roles import DATA_ROLES
 from datasets_app import import_messages, selectors
@@ -173,7 +174,7 @@ def import_preview(request, token: str):
                                 "",
                                 "mapping",
                                 _("reads column(s) the file does not have: %(columns)s")
-                                % {"columns": ", ".join(absent)},
+                                % {"columns": echoed(absent, ordered=False)},
                             )
                         ]
                     )

@@ -136,6 +136,30 @@ def validate_base_url(value: str) -> None:
         raise refusal_error(refusal, policy)
 
 
+def trust_remote_code_refused(backend: str, model_id: str, backend_options: object) -> bool:
+    """True when the options ask a local backend to run the model repository's own code and the deployment
+    does not list ``model_id`` in ``TRUST_REMOTE_CODE_MODELS``."""
+    if backend not in ("transformers", "vllm") or not isinstance(backend_options, dict):
+        return False
+    return (
+        bool(backend_options.get("trust_remote_code")) and model_id not in settings.TRUST_REMOTE_CODE_MODELS
+    )
+
+
+def validate_trust_remote_code(backend: str, model_id: str, backend_options: object) -> None:
+    if trust_remote_code_refused(backend, model_id, backend_options):
+        allowed = ", ".join(settings.TRUST_REMOTE_CODE_MODELS) or _("none")
+        raise ValidationError(
+            _(
+                "Backend options (backend_options): trust_remote_code is refused for the model %(model)s: a "
+                "worker would run that repository's code with the server's secrets. Allowed models: "
+                "%(allowed)s (setting TRUST_REMOTE_CODE_MODELS)."
+            ),
+            code="trust_remote_code",
+            params={"model": model_id, "allowed": allowed},
+        )
+
+
 def validate_api_key_env(value: str) -> None:
     if not value:
         return
@@ -209,6 +233,10 @@ class ModelEndpoint(models.Model):
                 validate_base_url(self.base_url)
             except ValidationError as exc:
                 raise ValidationError({"base_url": exc.error_list}) from exc
+        try:
+            validate_trust_remote_code(self.backend, self.model_id, self.backend_options)
+        except ValidationError as exc:
+            raise ValidationError({"backend_options": exc.error_list}) from exc
 
     @property
     def model_name(self) -> str:

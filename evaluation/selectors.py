@@ -39,6 +39,7 @@ from evaluation.models import (
     RunStatus,
     validate_api_key_env,
     validate_base_url,
+    validate_trust_remote_code,
 )
 
 
@@ -238,6 +239,10 @@ def endpoint_policy_errors(endpoint: ModelEndpoint) -> list[str]:
             validate(value)
         except ValidationError as exc:
             errors.extend(exc.messages)
+    try:
+        validate_trust_remote_code(endpoint.backend, endpoint.model_id, endpoint.backend_options)
+    except ValidationError as exc:
+        errors.extend(exc.messages)
     return errors
 
 

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from accounts.domain.echo import echoed
+
 Lang = Literal["id", "en"]
 Levels = dict[int, str]
 
@@ -490,9 +492,9 @@ def check_levels(levels: object, scale: Scale) -> dict[str, dict[str, str]]:
                 errors[f"levels.{lang}.{value}"] = f"{value!r} is not on the scale ({scale.describe()})."
             elif str(text or "").strip():
                 out[lang][str(value)] = str(text).strip()
-    unknown = set(levels) - set(LANGS)
+    unknown = [lang for lang in levels if lang not in LANGS]
     if unknown:
-        errors["levels"] = f"Unknown language {', '.join(sorted(unknown))}; expected 'id' and 'en'."
+        errors["levels"] = f"Unknown language {echoed(unknown)}; expected 'id' and 'en'."
     if errors:
         raise ScaleInvalid(errors)
     return out

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from accounts.domain.echo import ECHO_LIMIT, clipped
 from annotation.domain.blinding import PAIRWISE_VOTES, check_permutation, map_pairwise_vote
 from annotation.domain.rubrics import Scale
 
@@ -172,9 +173,11 @@ def _clean_text(payload: Mapping[str, object], key: str, limit: int, errors: lis
 
 
 def _check_unknown(payload: Mapping[str, object], allowed: set[str], errors: list[FieldError]) -> None:
-    for key in payload:
-        if key not in allowed:
-            errors.append(FieldError(str(key), "Unknown field."))
+    unknown = [key for key in payload if key not in allowed]
+    for key in unknown[:ECHO_LIMIT]:
+        errors.append(FieldError(clipped(key), "Unknown field."))
+    if len(unknown) > ECHO_LIMIT:
+        errors.append(FieldError("", f"{len(unknown) - ECHO_LIMIT} more unknown fields."))
 
 
 def _clean_best(

@@ -16,6 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q
 from django.utils.translation import gettext_noop
 
+from accounts.domain.echo import echoed
 from annotation.domain import rubrics as default_rubrics
 from annotation.domain.pairs import all_pairs, pair_units, sample_pairs
 from annotation.domain.submission import (
@@ -111,7 +112,7 @@ def _validate_project(
         errors["criteria"] = gettext_noop("A likert project needs at least one criterion.")
     unknown = [c for c in criteria if c not in rubric_versions]
     if unknown:
-        errors["criteria"] = f"No rubric for {', '.join(unknown)}."
+        errors["criteria"] = f"No rubric for {echoed(unknown, ordered=False)}."
     if len(set(criteria)) != len(criteria):
         errors["criteria"] = gettext_noop("Criteria repeat.")
     if not 1 <= int(data["overlap"]) <= 50:  # type: ignore[call-overload]

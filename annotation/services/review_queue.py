@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from accounts.domain.echo import echoed
 from annotation.domain.quality import QualityThresholds
 from annotation.models import Assignment, Project, Review
 from annotation.selectors.review import EDITABLE_KINDS
@@ -78,9 +79,9 @@ def assignment_edit_open(*, token: str, user: AbstractBaseUser, now: datetime | 
 def project_quality_settings_set(*, project: Project, settings: dict[str, float | int]) -> Project:
     """Store the quality thresholds of ``project`` (unknown names are refused, each named)."""
     known = set(QualityThresholds().as_dict())
-    unknown = sorted(set(settings) - known)
+    unknown = [name for name in settings if name not in known]
     if unknown:
-        raise AnnotationError(f"Unknown quality setting(s): {', '.join(unknown)}.")
+        raise AnnotationError(f"Unknown quality setting(s): {echoed(unknown)}.")
     thresholds = QualityThresholds.from_mapping({**project.quality_settings, **settings})
     project.quality_settings = {**project.quality_settings, **thresholds.as_dict()}
     project.save(update_fields=["quality_settings"])

@@ -174,6 +174,12 @@ EXPORTS_DIR = VAR_DIR / "exports"
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
+# An API upload larger than this is imported (read, checked, its error report built) by a worker, as with
+# background=true, instead of in the web request: a file's cost to check grows with its size (a CSV of a
+# million columns is a few megabytes).
+IMPORT_INLINE_MAX_BYTES = env.int("IMPORT_INLINE_MAX_BYTES", default=1024 * 1024)
+# The import page previews and maps files of at most this many columns (a wider file: API or command).
+IMPORT_PREVIEW_MAX_COLUMNS = env.int("IMPORT_PREVIEW_MAX_COLUMNS", default=1000)
 # Caps on an uploaded zip (a zipped Hugging Face dataset folder): checked from the zip's directory before
 # unpacking, and again on the bytes actually written while unpacking. The ratio is unpacked : zipped size.
 IMPORT_ZIP_MAX_UNPACKED_BYTES = env.int("IMPORT_ZIP_MAX_UNPACKED_BYTES", default=2 * 1024 * 1024 * 1024)
@@ -188,6 +194,9 @@ MODEL_KEY_ENV_PREFIX = env("MODEL_KEY_ENV_PREFIX", default="TIMBANG_MODEL_KEY_")
 MODEL_KEY_ENV_NAMES = env.list("MODEL_KEY_ENV_NAMES", default=[])
 MODEL_ENDPOINT_HOSTS = env.list("MODEL_ENDPOINT_HOSTS", default=[])
 API_TOKEN_LIFETIME_DAYS = env.int("API_TOKEN_LIFETIME_DAYS", default=90)
+# Model ids (hub ids or folders, exactly as an endpoint's model_id names them) whose own code a worker may run
+# (the transformers and vLLM backends' trust_remote_code). Empty: no endpoint may set it.
+TRUST_REMOTE_CODE_MODELS = env.list("TRUST_REMOTE_CODE_MODELS", default=[])
 if API_TOKEN_LIFETIME_DAYS < 0:
     raise SystemExit(
         f"timbang: API_TOKEN_LIFETIME_DAYS must be 0 (never) or a number of days, got {API_TOKEN_LIFETIME_DAYS}"

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from accounts.domain.echo import clipped, echoed
+
 # The prompt fields a mapping may fill, in the order the page shows them.
 PROMPT_FIELDS = ("id", "prompt", "category", "language", "register", "references")
 # Fields that may take a constant instead of a column.
@@ -114,10 +116,10 @@ def mapping_from_dict(data: Any) -> ColumnMapping:
     problems: list[tuple[str, str]] = []
     if not isinstance(data, dict):
         raise MappingInvalid([("", f"a mapping must be an object, got {type(data).__name__}")])
-    unknown = sorted(set(data) - {"columns", "constants", "responses", "keep_other_columns"})
+    unknown = [key for key in data if key not in ("columns", "constants", "responses", "keep_other_columns")]
     if unknown:
         problems.append(
-            ("", f"unknown keys {unknown}; use columns, constants, responses, keep_other_columns")
+            ("", f"unknown keys {echoed(unknown)}; use columns, constants, responses, keep_other_columns")
         )
     columns = data.get("columns") or {}
     constants = data.get("constants") or {}
@@ -135,7 +137,7 @@ def mapping_from_dict(data: Any) -> ColumnMapping:
     for key, column in columns.items():
         if key not in PROMPT_FIELDS:
             problems.append(
-                (f"columns.{key}", f"is not a field of ours; use one of {', '.join(PROMPT_FIELDS)}")
+                (f"columns.{clipped(key)}", f"is not a field of ours; use one of {', '.join(PROMPT_FIELDS)}")
             )
         elif not isinstance(column, str) or not column.strip():
             problems.append((f"columns.{key}", "must name a column"))
@@ -147,7 +149,10 @@ def mapping_from_dict(data: Any) -> ColumnMapping:
     for key, value in constants.items():
         if key not in CONSTANT_FIELDS:
             problems.append(
-                (f"constants.{key}", f"cannot be a constant; use one of {', '.join(CONSTANT_FIELDS)}")
+                (
+                    f"constants.{clipped(key)}",
+                    f"cannot be a constant; use one of {', '.join(CONSTANT_FIELDS)}",
+                )
             )
         elif not isinstance(value, str) or not value.strip():
             problems.append((f"constants.{key}", "must be non-empty text"))

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from accounts.domain.echo import echoed
 from datasets_app.domain.untrusted_json import UnsafeJson, find_problem, loads
 
 KINDS = ("prompts", "translations", "questions")
@@ -347,9 +348,9 @@ def clean_question(record: dict[str, Any]) -> tuple[CleanQuestion | None, list[F
         elif not isinstance(raw, dict):
             c.add("choices", f"must be an object with options {_ranges()}")
         else:
-            extra = sorted(set(raw) - set(CHOICE_KEYS))
+            extra = [key for key in raw if key not in CHOICE_KEYS]
             if extra:
-                c.add("choices", f"has unknown option keys {extra}; use A to E")
+                c.add("choices", f"has unknown option keys {echoed(extra)}; use A to E")
             # The options are the first n letters, n from 2 to 5 (SeaExam's A-D, id-csqa's A-E).
             labels = CHOICE_KEYS[: max(MIN_CHOICES, sum(1 for k in CHOICE_KEYS if k in raw))]
             for key in labels:

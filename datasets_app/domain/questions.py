@@ -19,6 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from accounts.domain.echo import echoed
+
 CHOICE_LABELS: tuple[str, ...] = ("A", "B", "C", "D", "E")
 
 # --------------------------------------------------------------------------------------------------------
@@ -147,14 +149,13 @@ def validate_question(
         add("text", "required", "Write the question.", "Tulis pertanyaannya.")
 
     labels = {_label(k): v for k, v in choices.items()}
-    extra = sorted(set(labels) - set(CHOICE_LABELS))
+    extra = [repr(k) for k in labels if k not in CHOICE_LABELS]
     if extra:
-        shown = ", ".join(repr(k) for k in extra)
         add(
             "choices",
             "unknown_label",
-            f"Options must be labelled A to E; unexpected: {shown}.",
-            f"Pilihan harus berlabel A sampai E; tidak dikenal: {shown}.",
+            f"Options must be labelled A to E; unexpected: {echoed(extra)}.",
+            f"Pilihan harus berlabel A sampai E; tidak dikenal: {echoed(extra, more='dan {n} lainnya')}.",
         )
     seen: dict[str, str] = {}
     for label in CHOICE_LABELS:
@@ -460,9 +461,9 @@ def taxonomy_from_data(data: Any) -> tuple[ErrorCategory, ...]:
         if not isinstance(entry, Mapping):
             errors.append(f"{where}: must be an object")
             continue
-        unknown = sorted(set(entry) - set(_TAXONOMY_FIELDS))
+        unknown = [name for name in entry if name not in _TAXONOMY_FIELDS]
         if unknown:
-            errors.append(f"{where}: unknown field(s) {', '.join(unknown)}")
+            errors.append(f"{where}: unknown field(s) {echoed(unknown)}")
         code = entry.get("code")
         if not isinstance(code, str) or not _CODE.match(code):
             errors.append(f"{where}: code must be lower-case letters, digits and _ (got {code!r})")

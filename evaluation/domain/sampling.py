@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from accounts.domain.echo import echoed
+
 DEFAULT_TEMPERATURE = 0.6
 DEFAULT_TOP_P = 0.95
 DEFAULT_TOP_K = 20
@@ -110,10 +112,10 @@ class SamplingParams:
         if not isinstance(data, Mapping):
             raise SamplingParamsError(f"sampling parameters must be a mapping, got {type(data).__name__}")
         known = {field.name for field in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = [key for key in data if key not in known]
         if unknown:
             raise SamplingParamsError(
-                f"unknown sampling parameter(s): {', '.join(map(str, unknown))}; known: {', '.join(sorted(known))}"
+                f"unknown sampling parameter(s): {echoed(unknown)}; known: {', '.join(sorted(known))}"
             )
         return cls(**dict(data))
 

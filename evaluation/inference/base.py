@@ -12,7 +12,7 @@ This package runs on GPU hosts without the web application: it imports no Django
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,17 @@ class BackendError(Exception):
 
 class BackendConfigError(BackendError):
     """The backend is misconfigured: retrying or moving on to the next request cannot help."""
+
+
+def check_remote_code(model: object, trust_remote_code: bool, remote_code_models: Collection[str]) -> None:
+    """Refuse to load a model with its repository's own code (``trust_remote_code``) unless the deployment
+    lists it in ``remote_code_models`` (the setting TRUST_REMOTE_CODE_MODELS): that code would run in the
+    worker, with the worker's secrets."""
+    if trust_remote_code and str(model) not in remote_code_models:
+        raise BackendConfigError(
+            f"trust_remote_code is not allowed for {str(model)!r}: the model is not listed in "
+            "TRUST_REMOTE_CODE_MODELS"
+        )
 
 
 @dataclass(frozen=True)

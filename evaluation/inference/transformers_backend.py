@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -32,6 +32,7 @@ from evaluation.inference.base import (
     BackendConfigError,
     ChatRequest,
     GenerationResult,
+    check_remote_code,
     refuse_completion,
 )
 
@@ -68,6 +69,7 @@ class TransformersBackend(Backend):
         batch_size: int = 8,
         local_files_only: bool = False,
         trust_remote_code: bool = False,
+        remote_code_models: Collection[str] = (),
         model_object: Any = None,
         tokenizer_object: Any = None,
         extra_eos_token_ids: Sequence[int] = (),
@@ -78,6 +80,8 @@ class TransformersBackend(Backend):
             raise BackendConfigError(
                 "give model (a folder or model id), or both model_object and tokenizer_object"
             )
+        if model is not None:
+            check_remote_code(model, trust_remote_code, remote_code_models)
         self.device = _resolve_device(device)
         self.batch_size = batch_size
         self.model_name = str(model) if model is not None else type(model_object).__name__

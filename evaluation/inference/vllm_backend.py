@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from evaluation.domain.option_scores import SCORE_MODES, option_score
@@ -25,6 +25,7 @@ from evaluation.inference.base import (
     BackendConfigError,
     ChatRequest,
     GenerationResult,
+    check_remote_code,
     refuse_completion,
 )
 from evaluation.inference.registry import BackendNotAvailable
@@ -63,9 +64,12 @@ class VllmBackend(Backend):
         max_model_len: int | None = None,
         seed: int = 0,
         trust_remote_code: bool = False,
+        remote_code_models: Collection[str] = (),
         llm_options: Mapping[str, Any] | None = None,
         llm: Any = None,
     ) -> None:
+        if llm is None and model:
+            check_remote_code(model, trust_remote_code, remote_code_models)
         self._vllm = import_vllm()
         if llm is None:
             if not model:

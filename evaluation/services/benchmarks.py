@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
+from accounts.domain.echo import echoed
 from datasets_app.models import Dataset, Prompt, Question, TranslationUnit
 from evaluation.domain.answer_extraction import (
     MCQ_PROMPT_VARIANTS,
@@ -140,9 +141,9 @@ def benchmark_run_start(
     translation flags compute the back-translation similarity.
     """
     options = dict(options or {})
-    unknown = sorted(set(options) - BENCHMARK_OPTIONS)
+    unknown = [name for name in options if name not in BENCHMARK_OPTIONS]
     if unknown:
-        raise RunConfigError(f"unknown option(s): {', '.join(unknown)}")
+        raise RunConfigError(f"unknown option(s): {echoed(unknown)}")
     if task not in SCORINGS:
         raise RunConfigError(f"unknown benchmark task {task!r}")
     scoring = options.get("scoring") or SCORINGS[task][0]

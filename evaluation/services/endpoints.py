@@ -14,11 +14,19 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
+from accounts.domain.echo import echoed
 from evaluation.domain.endpoint_policy import endpoint_refusals
 from evaluation.domain.sampling import SamplingParams, SamplingParamsError
 from evaluation.inference.base import Backend, BackendConfigError
 from evaluation.inference.registry import create_backend
-from evaluation.models import BACKEND_OPTIONS, QUEUE_NAME, ModelEndpoint, endpoint_policy, looks_like_secret
+from evaluation.models import (
+    BACKEND_OPTIONS,
+    QUEUE_NAME,
+    ModelEndpoint,
+    endpoint_policy,
+    looks_like_secret,
+    trust_remote_code_refused,
+)
 
 ENDPOINT_FIELDS = (
     "slug",
@@ -64,7 +72,7 @@ def _validate(endpoint: ModelEndpoint) -> None:
         )
     else:
         allowed = BACKEND_OPTIONS.get(endpoint.backend, frozenset())
-        unknown = sorted(set(endpoint.backend_options) - allowed)
+        unknown = [name for name in endpoint.backend_options if name not in allowed]
         if unknown:
             errors.setdefault("backend_options", []).append(
                 ValidationError(
@@ -73,7 +81,7 @@ def _validate(endpoint: ModelEndpoint) -> None:
                     ),
                     params={
                         "backend": endpoint.backend,
-                        "unknown": ", ".join(unknown),
+                        "unknown": echoed(unknown),
                         "allowed": ", ".join(sorted(allowed)),
                     },
                 )
@@ -150,6 +158,8 @@ def backend_kwargs(endpoint: ModelEndpoint) -> dict[str, Any]:
             "max_concurrency": process_share(endpoint.max_concurrency, settings.MODEL_WORKER_PROCESSES),
             **options,
         }
+    if endpoint.backend in (ModelEndpoint.Backend.TRANSFORMERS, ModelEndpoint.Backend.VLLM):
+        options["remote_code_models"] = list(settings.TRUST_REMOTE_CODE_MODELS)
     return {"model": endpoint.model_id, **options}
 
 
@@ -165,9 +175,14 @@ def endpoint_check_allowed(endpoint: ModelEndpoint) -> None:
     refusals = endpoint_refusals(
         api_key_env=endpoint.api_key_env or "", base_url=base_url or "", policy=endpoint_policy()
     )
-    if refusals:
-        reasons = " ".join(refusal.message for refusal in refusals)
-        raise EndpointNotAllowed(f"endpoint {endpoint.slug!r} refused, no request sent: {reasons}")
+    reasons = [refusal.message for refusal in refusals]
+    if trust_remote_code_refused(endpoint.backend, endpoint.model_id, endpoint.backend_options):
+        reasons.append(
+            f"backend_options: trust_remote_code is not allowed for {endpoint.model_id!r} "
+            "(setting TRUST_REMOTE_CODE_MODELS)."
+        )
+    if reasons:
+        raise EndpointNotAllowed(f"endpoint {endpoint.slug!r} refused, no request sent: {' '.join(reasons)}")
 
 
 def _fingerprint(endpoint: ModelEndpoint) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
+from accounts.domain.echo import echoed
 from datasets_app.models import Dataset, Prompt, Response
 from evaluation.domain.sampling import SamplingParams, SamplingParamsError
 from evaluation.inference.base import ChatRequest
@@ -44,9 +45,9 @@ def generation_run_start(
     """Plan and queue a generation run. ``options``: ``sampling`` (overrides of the endpoints' defaults),
     ``seed``, ``max_tokens``, ``system_prompt``, ``chunk_size``, ``prompt_ids`` (a subset of the dataset)."""
     options = dict(options or {})
-    unknown = sorted(set(options) - GENERATION_OPTIONS)
+    unknown = [name for name in options if name not in GENERATION_OPTIONS]
     if unknown:
-        raise RunConfigError(f"unknown option(s): {', '.join(unknown)}")
+        raise RunConfigError(f"unknown option(s): {echoed(unknown)}")
     endpoints = list(endpoints)
     if not endpoints:
         raise RunConfigError("choose at least one model endpoint")

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
+from accounts.domain.echo import echoed
 from annotation.models import Project
 from datasets_app.models import Dataset, Prompt, Response
 from evaluation import selectors
@@ -246,9 +247,9 @@ def judge_run_start(
     template's family. Empty: the template's family, or ``no_tie``.
     """
     options = dict(options or {})
-    unknown = sorted(set(options) - JUDGE_OPTIONS)
+    unknown = [name for name in options if name not in JUDGE_OPTIONS]
     if unknown:
-        raise RunConfigError(f"unknown option(s): {', '.join(unknown)}")
+        raise RunConfigError(f"unknown option(s): {echoed(unknown)}")
     if judge_kind not in (PAIRWISE, SINGLE_GRADE, FACTUAL):
         raise RunConfigError(f"unknown judge kind {judge_kind!r}")
     if (dataset is None) == (annotation_project is None):
