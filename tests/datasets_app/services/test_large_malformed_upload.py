@@ -62,19 +62,25 @@ def test_100_mb_of_broken_lines_lists_the_first_errors_and_counts_the_rest(tmp_p
     assert Dataset.objects.count() == 0
 
 
-def test_a_large_malformed_upload_through_the_api_gets_a_clear_400(api_client_for, settings, tmp_path):
+def test_a_large_malformed_upload_through_the_api_fails_its_import_with_a_clear_error(
+    api_client_for, settings, tmp_path, django_capture_on_commit_callbacks
+):
     from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from datasets_app.models import DatasetImport
 
     settings.UPLOADS_DIR = tmp_path / "uploads"
     body = b"\x00\xff" * (10 * MB)  # 20 MiB of binary noise, no newline
+    assert len(body) > settings.IMPORT_INLINE_MAX_BYTES  # read by a worker, not by the request
     upload = SimpleUploadedFile("noise.jsonl", body, content_type="application/octet-stream")
-    response = api_client_for("project_manager").post(
-        "/api/v1/datasets/import", {"file": upload, "name": "noise"}, format="multipart"
-    )
-    assert response.status_code == 400
-    payload = response.json()
-    assert payload["errors"][0]["location"] == "line 1"
-    assert payload["detail"].startswith("line 1: ")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_client_for("project_manager").post(
+            "/api/v1/datasets/import", {"file": upload, "name": "noise"}, format="multipart"
+        )
+    assert response.status_code == 202
+    record = DatasetImport.objects.get(pk=response.json()["id"])
+    assert record.status == "failed"
+    assert record.errors[0]["location"] == "line 1"
     assert Dataset.objects.count() == 0
     # The stored upload is removed once the import has failed.
     assert not any((tmp_path / "uploads").iterdir())
