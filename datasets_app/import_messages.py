@@ -217,6 +217,14 @@ _FILE_MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
             _("%(name)s: the hf format needs a dataset folder"),
         ),
         (
+            r"(?P<name>.+): (?P<where>line \d+|.+ row \d+): more than (?P<n>\d+) columns, too many to preview and map "
+            r"in the browser; import it with the API or the import_dataset command",
+            _(
+                "%(name)s: %(where)s: more than %(n)s columns, too many to preview and map in the browser; import "
+                "it with the API or the import_dataset command"
+            ),
+        ),
+        (
             r"(?P<name>.+): is a folder; the (?P<format>\w+) format needs a file",
             _("%(name)s: is a folder; the %(format)s format needs a file"),
         ),

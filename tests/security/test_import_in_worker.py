@@ -81,3 +81,10 @@ def test_the_import_page_refuses_to_preview_a_file_wider_than_it_can_map(role_cl
     assert uploaded.status_code == 400
     assert b"more than 1000 columns" in uploaded.content
     assert not DatasetImport.objects.exists()
+    in_indonesian = client.post(
+        reverse("datasets:import_upload"),
+        {"file": _wide_csv(), "name": "wide"},
+        follow=True,
+        HTTP_ACCEPT_LANGUAGE="id",
+    )
+    assert "lebih dari 1000 kolom, terlalu banyak untuk dipratinjau" in in_indonesian.content.decode()
