@@ -89,6 +89,8 @@ class DatasetImportApi(APIView):
                     replace=data["replace"],
                     user=request.user,
                     mapping=mapping,
+                    description=data["description"],
+                    license=data["license"],
                 )
             return Response(DatasetImportSerializer(record).data, status=status.HTTP_202_ACCEPTED)
         try:
@@ -109,6 +111,8 @@ class DatasetImportApi(APIView):
                     user=request.user,
                     original_filename=upload.name,
                     mapping=mapping,
+                    description=data["description"],
+                    license=data["license"],
                 )
             return Response(DatasetImportSerializer(record).data, status=status.HTTP_202_ACCEPTED)
         try:

@@ -187,6 +187,9 @@ class DatasetImport(models.Model):
     file_format = models.CharField(max_length=10)
     # The column mapping the file was read with (datasets_app.domain.column_mapping), empty for none.
     mapping = models.JSONField(default=dict, blank=True)
+    # The new dataset's description and licence, given with the upload and kept for the worker.
+    description = models.TextField(blank=True)
+    license = models.CharField(max_length=100, blank=True)
     # A Hugging Face Hub dataset read by the worker instead of an upload: {dataset, config, split, revision}.
     hub = models.JSONField(default=dict, blank=True)
     replace = models.BooleanField(default=False)

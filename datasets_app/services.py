@@ -503,9 +503,12 @@ def dataset_import_queue(
     user,
     original_filename: str = "",
     mapping: ColumnMapping | None = None,
+    description: str = "",
+    license: str = "",
 ) -> DatasetImport:
     """Record an import (of an uploaded file, or of a Hub dataset the worker reads) with the mapping it is
-    read with, and hand it to a worker once the row is committed."""
+    read with and the new dataset's description and licence, and hand it to a worker once the row is
+    committed."""
     if (upload_path is None) == (hub is None):
         raise ValueError("give either upload_path or hub")
     record = DatasetImport.objects.create(
@@ -516,6 +519,8 @@ def dataset_import_queue(
         upload_path=str(upload_path) if upload_path is not None else "",
         original_filename=original_filename,
         mapping=mapping.as_dict() if mapping is not None and not mapping.is_empty else {},
+        description=description,
+        license=license,
         hub=hub.as_dict() if hub is not None else {},
         created_by=user,
         task_id=new_task_id(),
@@ -555,6 +560,8 @@ def dataset_import_run(*, record: DatasetImport, task_id: str | None = None) -> 
                 kind=record.kind or None,
                 replace=record.replace,
                 user=record.created_by,
+                description=record.description,
+                license=record.license,
                 source=record.original_filename,
                 check=lambda: job_check(kind=IMPORT_JOB, job=record),
             )

@@ -88,3 +88,20 @@ def test_the_import_page_refuses_to_preview_a_file_wider_than_it_can_map(role_cl
         HTTP_ACCEPT_LANGUAGE="id",
     )
     assert "lebih dari 1000 kolom, terlalu banyak untuk dipratinjau" in in_indonesian.content.decode()
+
+
+def test_a_large_upload_read_by_the_worker_keeps_its_description_and_license(
+    api_client_for, settings, django_capture_on_commit_callbacks
+):
+    settings.IMPORT_INLINE_MAX_BYTES = 16
+    body = b"id,category,language,prompt\np1,math,ind,Berapa 2 + 2?\np2,math,ind,Berapa 3 + 3?\n"
+    upload = SimpleUploadedFile("small.csv", body, content_type="text/csv")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_client_for("researcher").post(
+            URL,
+            {"file": upload, "name": "kept", "description": "Soal hitung", "license": "CC-BY-4.0"},
+            format="multipart",
+        )
+    assert response.status_code == 202
+    dataset = Dataset.objects.get(name="kept")
+    assert (dataset.description, dataset.license, dataset.prompts.count()) == ("Soal hitung", "CC-BY-4.0", 2)
