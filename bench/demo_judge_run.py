@@ -9,8 +9,8 @@ queue, ``--worker-concurrency`` chunks at once on threads), then queue the pairw
 demo --judge-only`` and time it from there to the run's end. The model server is llama.cpp's (xllamacpp) over ``--model`` with ``--slots`` slots
 (continuous batching), started here, or an already running OpenAI-compatible server at ``--model-url`` (model
 id ``demo``). The demo endpoint sends ``--slots`` requests at once. Prints one JSON object with the calls,
-the wall time, requests per second and the time 222 calls (the full demo, both orders) would take at that
-rate.
+the judgments stored and the share of them parsed as a verdict, the wall time, requests per second and the
+time 222 calls (the full demo, both orders) would take at that rate. ``--prompts 37`` is the whole demo.
 """
 
 from __future__ import annotations
@@ -51,7 +51,10 @@ def parse_args() -> argparse.Namespace:
         "--worker-concurrency", type=int, default=3, help="chunks the model worker runs at once (threads)"
     )
     parser.add_argument("--judge-orders", choices=("both", "random"), default="both")
-    parser.add_argument("--max-tokens", type=int, default=200)
+    parser.add_argument("--max-tokens", type=int, default=160, help="as scripts/demo passes for SmolLM2")
+    parser.add_argument(
+        "--explanation-chars", type=int, default=120, help="explanation cap in the schema (0: none)"
+    )
     parser.add_argument("--timeout", type=float, default=3600.0)
     return parser.parse_args()
 
@@ -64,6 +67,13 @@ def _run_status(db: Path) -> tuple | None:
             ).fetchone()
     except sqlite3.OperationalError:
         return None
+
+
+def _parse_counts(db: Path) -> dict[str, int]:
+    """Judgments by parse status (``ok``/``error``), and their completion tokens where the server said."""
+    with sqlite3.connect(db, timeout=5) as conn:
+        counts = dict(conn.execute("SELECT parse_status, COUNT(*) FROM evaluation_judgment GROUP BY 1"))
+    return {"ok": counts.get("ok", 0), "error": counts.get("error", 0)}
 
 
 def main() -> int:
@@ -86,6 +96,7 @@ def main() -> int:
         ).start()
         url = server.base_url
     judge = ["--model-url", url, "--judge-orders", args.judge_orders, "--max-tokens", str(args.max_tokens)]
+    judge += ["--explanation-chars", str(args.explanation_chars)]
     quiet = {"cwd": ROOT, "env": env, "check": True, "stdout": subprocess.DEVNULL}
     worker = None
     try:
@@ -151,6 +162,8 @@ def main() -> int:
         if server is not None:
             server.stop()
     status, done, total = row or ("timeout", 0, 0)
+    parsed = _parse_counts(var / "timbang.sqlite3")
+    judged = parsed["ok"] + parsed["error"]
     calls = done * (2 if args.judge_orders == "both" else 1)
     rate = calls / wall if wall > 0 else 0.0
     print(
@@ -159,6 +172,11 @@ def main() -> int:
                 "status": status,
                 "pairs": total,
                 "calls": calls,
+                "judgments": judged,
+                "parsed": parsed["ok"],
+                "parsed_share": round(parsed["ok"] / judged, 4) if judged else None,
+                "max_tokens": args.max_tokens,
+                "explanation_chars": args.explanation_chars,
                 "slots": args.slots,
                 "server": args.model_url or f"xllamacpp over {args.model}, {args.threads} threads",
                 "worker_concurrency": args.worker_concurrency,

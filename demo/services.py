@@ -100,6 +100,10 @@ DEMO_ENDPOINT_QUEUE = f"gpu.{DEMO_ENDPOINT_SLUG}"
 DEMO_MODEL_ALIAS = "demo"
 DEFAULT_MODEL_URL = "http://127.0.0.1:8081/v1"
 JUDGE_RUN_NAME = "Demo: pairwise judge"
+# The judge's explanation is capped (a schema maxLength) so that a constrained reply always reaches its
+# verdict within the token budget: SmolLM2-135M otherwise repeats a phrase until max_tokens cuts it off, and a
+# third of its replies had no score. 120 characters are at most about 120 tokens, plus about 20 for the JSON.
+DEMO_EXPLANATION_CHARS = 120
 
 INSTRUCTIONS = {
     RATING_PROJECT: (
@@ -157,6 +161,8 @@ class DemoModel:
     judge_orders: str = JudgeRun.OrderMode.BOTH
     judge_language: str = "en"
     max_tokens: int = 256
+    # Longest judge explanation, in characters (0: no cap).
+    explanation_max_chars: int = DEMO_EXPLANATION_CHARS
     # Requests sent to the model server at once: its number of slots (continuous batching).
     max_concurrency: int = 1
 
@@ -496,7 +502,16 @@ def demo_judge_start(*, model: DemoModel, user=None) -> tuple[JudgeRun | None, s
             endpoint=endpoint,
             annotation_project=project,
             order_mode=model.judge_orders,
-            options={"language": model.judge_language, "chunk_size": 8, "max_tokens": model.max_tokens},
+            options={
+                "language": model.judge_language,
+                "chunk_size": 8,
+                "max_tokens": model.max_tokens,
+                **(
+                    {"explanation_max_chars": model.explanation_max_chars}
+                    if model.explanation_max_chars
+                    else {}
+                ),
+            },
             name=JUDGE_RUN_NAME + (f" ({model.label})" if model.label else ""),
             user=user,
         )

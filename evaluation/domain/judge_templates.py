@@ -131,6 +131,22 @@ def json_schema_for(kind: str, labels: Sequence[str] | None = None) -> dict[str,
     }
 
 
+def with_explanation_limit(schema: Mapping[str, Any], max_chars: int) -> dict[str, Any]:
+    """``schema`` with its ``explanation`` string capped at ``max_chars`` characters (``maxLength``).
+
+    Under a grammar-constrained decoder the explanation then has to close after at most ``max_chars``
+    characters and the verdict follows, so a reply fits in about ``max_chars`` + 20 tokens: a small model
+    that repeats itself can no longer run out of tokens before its score. The input is not changed.
+    """
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+        raise TemplateError(f"the explanation limit must be a whole number >= 1, got {max_chars!r}")
+    properties = dict(schema.get("properties") or {})
+    if "explanation" not in properties:
+        raise TemplateError("the output schema has no 'explanation' property to limit")
+    properties["explanation"] = {**dict(properties["explanation"]), "maxLength": max_chars}
+    return {**dict(schema), "properties": properties}
+
+
 @dataclass(frozen=True)
 class JudgeTemplate:
     """One judge prompt: editable data, identified by (name, kind, language, version)."""

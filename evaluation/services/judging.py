@@ -41,6 +41,7 @@ from evaluation.domain.judge_templates import (
     render_factual,
     render_pairwise,
     render_single_grade,
+    with_explanation_limit,
 )
 from evaluation.domain.judge_templates import (
     JudgeTemplate as DomainTemplate,
@@ -77,6 +78,7 @@ JUDGE_OPTIONS = frozenset(
         "generation_run_ids",
         "per_turn",
         "structured_output",
+        "explanation_max_chars",
         "language",
         "on_one_error",
     }
@@ -128,6 +130,7 @@ def judge_template_update(*, template: JudgeTemplate, system: str, user: str, ed
 
 
 MAX_ASPECTS = 12
+MAX_EXPLANATION_CHARS = 4000
 MAX_ASPECT_CHARS = 300
 
 
@@ -239,7 +242,9 @@ def judge_run_start(
     ``options``: ``language`` of the default template (``en``/``id``), ``sampling``, ``seed``, ``max_tokens``,
     ``chunk_size``, ``models`` and ``generation_run_ids`` (dataset source: which responses), ``per_turn``
     (pairwise over a dataset: one verdict per turn), ``structured_output`` (default true: ask for JSON with
-    the template's schema), ``on_one_error`` (``use_other``/``error``, see ``combine_two_orders``).
+    the template's schema), ``explanation_max_chars`` (with structured output: the schema caps the
+    explanation at that many characters, so a constrained reply reaches its score within the token budget),
+    ``on_one_error`` (``use_other``/``error``, see ``combine_two_orders``).
 
     ``pairwise_family`` (pairwise judges): ``no_tie`` (IndoPref: the judge must pick a response; a tie reply
     is a parse error) or ``with_tie`` (MT-bench: A, B or tie). Without a template it picks the family's
@@ -311,6 +316,13 @@ def judge_run_start(
     }
     if config["on_one_error"] not in ("use_other", "error"):
         raise RunConfigError("on_one_error must be 'use_other' or 'error'")
+    limit = options.get("explanation_max_chars")
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_EXPLANATION_CHARS:
+            raise RunConfigError(
+                f"explanation_max_chars must be a whole number from 1 to {MAX_EXPLANATION_CHARS}, got {limit!r}"
+            )
+        config["explanation_max_chars"] = limit
     if annotation_project is not None and judge_kind == PAIRWISE and not annotation_project.is_pairwise:
         raise RunConfigError(gettext_noop("a pairwise judge needs a pairwise annotation project"))
     run = JudgeRun.objects.create(
@@ -479,6 +491,8 @@ def judge_compute(
     template = to_domain_template(run.template)
     sampling = SamplingParams.from_dict(run.config["sampling"])
     schema = dict(template.output_schema) if run.config.get("structured_output", True) else None
+    if schema is not None and run.config.get("explanation_max_chars"):
+        schema = with_explanation_limit(schema, run.config["explanation_max_chars"])
     prompts = Prompt.objects.in_bulk({item["prompt"] for item in items})
     response_ids = {item["a"] for item in items} | {item["b"] for item in items if item.get("b")}
     responses = Response.objects.in_bulk(response_ids)

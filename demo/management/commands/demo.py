@@ -2,7 +2,14 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from demo.services import DEFAULT_MODEL_URL, DEMO_MODEL_ALIAS, DemoModel, demo_judge_start, demo_load
+from demo.services import (
+    DEFAULT_MODEL_URL,
+    DEMO_EXPLANATION_CHARS,
+    DEMO_MODEL_ALIAS,
+    DemoModel,
+    demo_judge_start,
+    demo_load,
+)
 from evaluation.models import JudgeRun
 
 ORDER_MODES = {"both": JudgeRun.OrderMode.BOTH, "random": JudgeRun.OrderMode.SINGLE_RANDOM}
@@ -19,6 +26,11 @@ class Command(BaseCommand):
             "--password", help="Give every demo user this password (default: a new random one each)."
         )
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+        parser.add_argument(
+            "--site-url",
+            default="http://127.0.0.1:8000",
+            help="Where the web server answers, for the login address printed with the users.",
+        )
         parser.add_argument(
             "--prompts", type=int, default=None, help="Load only the first N sample prompts (a quicker demo)."
         )
@@ -41,6 +53,12 @@ class Command(BaseCommand):
         parser.add_argument("--judge-language", choices=("en", "id"), default="en")
         parser.add_argument("--max-tokens", type=int, default=256, help="Longest judge reply, in tokens.")
         parser.add_argument(
+            "--explanation-chars",
+            type=int,
+            default=DEMO_EXPLANATION_CHARS,
+            help="Longest judge explanation, in characters, enforced by the output schema (0: no cap).",
+        )
+        parser.add_argument(
             "--max-concurrency",
             type=int,
             default=1,
@@ -60,6 +78,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["prompts"] is not None and options["prompts"] < 1:
             raise CommandError("--prompts must be at least 1.")
+        if options["explanation_chars"] < 0:
+            raise CommandError("--explanation-chars must be 0 (no cap) or more.")
         if options["max_concurrency"] < 1:
             raise CommandError("--max-concurrency must be at least 1.")
         model = None
@@ -72,6 +92,7 @@ class Command(BaseCommand):
                 judge_orders=ORDER_MODES[options["judge_orders"]],
                 judge_language=options["judge_language"],
                 max_tokens=options["max_tokens"],
+                explanation_max_chars=options["explanation_chars"],
                 max_concurrency=options["max_concurrency"],
                 judge=not options["no_judge"],
             )
@@ -115,7 +136,8 @@ class Command(BaseCommand):
         elif result.judge_message:
             self.stdout.write(self.style.WARNING(result.judge_message))
         self.stdout.write("")
-        self.stdout.write("Demo users (log in at http://127.0.0.1:8000/accounts/login/):")
+        login = options["site_url"].rstrip("/") + "/accounts/login/"
+        self.stdout.write(f"Demo users (log in at {login}):")
         width = max(len(u.username) for u in result.users)
         for user in result.users:
             self.stdout.write(f"  {user.username:<{width}}  {user.password:<14}  {', '.join(user.roles)}")
