@@ -217,6 +217,7 @@ def alpha_section(data: pd.DataFrame, *, draws: int, seed: int) -> dict:
         result = prepared.alpha()
         boot = prepared.bootstrap(draws=draws, seed=seed, alpha_min=(0.667, 0.8)) if draws else None
         ac1 = ag.gwet_ac1(part)
+        kappa = ag.kappas(part)
         rows.append(
             {
                 "criterion": criterion,
@@ -230,6 +231,8 @@ def alpha_section(data: pd.DataFrame, *, draws: int, seed: int) -> dict:
                 "n_pairable_values": result.n_pairable_values,
                 "percent_agreement": ag.percent_agreement(part),
                 "ac1": ac1.value,
+                "cohen_kappa": kappa.cohen,
+                "fleiss_kappa": kappa.fleiss,
                 "undefined_reason": result.undefined_reason,
             }
         )

@@ -65,6 +65,8 @@ _HEADINGS = {
     "n_pairable_values": gettext_lazy("Pairable values"),
     "percent_agreement": gettext_lazy("Percent agreement"),
     "ac1": gettext_lazy("Gwet's AC1"),
+    "cohen_kappa": gettext_lazy("Cohen's kappa (two annotators)"),
+    "fleiss_kappa": gettext_lazy("Fleiss' kappa (same number of ratings per unit)"),
     "undefined_reason": gettext_lazy("Why undefined"),
     "dimension": gettext_lazy("Dimension"),
     "group": gettext_lazy("Group"),

@@ -675,6 +675,39 @@ def fleiss_kappa(data: pd.DataFrame, *, unit: str = "unit", value: str = "value"
     return ChanceCorrected((observed - expected) / (1.0 - expected), observed, expected, n_units)
 
 
+NOT_TWO_CODERS = "not two coders"
+UNEQUAL_RATINGS = "unequal numbers of ratings per unit"
+
+
+@dataclass(frozen=True)
+class Kappas:
+    """Cohen's kappa (when exactly two coders rated) and Fleiss' kappa (when every unit has the same number of
+    ratings), unweighted: values are compared as categories. Each is ``None`` with its reason otherwise."""
+
+    cohen: float | None
+    cohen_reason: str | None
+    fleiss: float | None
+    fleiss_reason: str | None
+
+
+def kappas(data: pd.DataFrame, *, unit: str = "unit", coder: str = "coder", value: str = "value") -> Kappas:
+    """Both kappas of one set of ratings, each where its design holds (see :class:`Kappas`)."""
+    _require_columns(data, (unit, coder, value))
+    rated = data.loc[data[value].notna()]
+    if rated[coder].nunique() == 2:
+        cohen = cohen_kappa(rated, unit=unit, coder=coder, value=value)
+        cohen_value, cohen_reason = cohen.value, cohen.undefined_reason
+    else:
+        cohen_value, cohen_reason = None, NOT_TWO_CODERS
+    try:
+        fleiss = fleiss_kappa(rated, unit=unit, value=value)
+    except ValueError:
+        fleiss_value, fleiss_reason = None, UNEQUAL_RATINGS
+    else:
+        fleiss_value, fleiss_reason = fleiss.value, fleiss.undefined_reason
+    return Kappas(cohen_value, cohen_reason, fleiss_value, fleiss_reason)
+
+
 # -- breakdowns, outliers, groups -------------------------------------------------------------------
 
 

@@ -32,6 +32,15 @@ def test_manager_sees_alpha_values_and_chart_containers(role_client, likert):  #
     assert "hx-trigger" not in html  # ready: nothing to poll
 
 
+def test_both_kappas_stand_beside_alpha_and_ac1_in_both_languages(role_client, likert):  # noqa: F811
+    client = role_client("project_manager")
+    english = client.get(url(likert) + "?level=interval").content.decode()
+    assert "Cohen&#x27;s kappa (two annotators)" in english and "Fleiss&#x27; kappa" in english
+    assert "0.571" in english  # relevance: Cohen's kappa 4/7
+    indonesian = client.get(url(likert) + "?level=interval", HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    assert "Kappa Cohen (dua anotator)" in indonesian and "Kappa Fleiss" in indonesian
+
+
 def test_why_an_alpha_is_undefined_reads_in_both_languages(role_client, likert):  # noqa: F811
     client = role_client("project_manager")
     english = client.get(url(likert)).content.decode()

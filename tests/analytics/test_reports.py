@@ -77,6 +77,11 @@ def test_alpha_per_criterion_matches_hand_arithmetic_and_krippendorff(likert):
     # AC1: pi = (2/6, 2/6, 1/6, 1/6), p_e = (2*(1/3)(2/3) + 2*(1/6)(5/6)) / 3 = 26/108,
     # AC1 = (72/108 - 26/108) / (82/108) = 46/82.
     assert relevance["ac1"] == pytest.approx(46 / 82)
+    # Cohen's kappa: p_o = 4/6; c1 uses 1, 2, 3 and c2 uses 1, 2, 4 a third each, so p_e = 2/9;
+    # kappa = (2/3 - 2/9) / (7/9) = 4/7. Fleiss' kappa (two ratings per unit): p = (1/3, 1/3, 1/6, 1/6),
+    # P_e = 5/18, kappa = (2/3 - 5/18) / (13/18) = 7/13.
+    assert relevance["cohen_kappa"] == pytest.approx(4 / 7)
+    assert relevance["fleiss_kappa"] == pytest.approx(7 / 13)
     fluency = row_of(report, "alpha", "alpha", criterion="fluency")
     matrix = np.array([FLUENCY["c1"], FLUENCY["c2"]], dtype=float)
     assert fluency["alpha"] == pytest.approx(

@@ -28,6 +28,7 @@ from analytics.domain.agreement import (
     alpha_breakdowns,
     between_group_agreement,
     gwet_ac1,
+    kappas,
     leave_one_out_alpha,
     percent_agreement,
 )
@@ -66,6 +67,10 @@ def agreement_report(
         "percent_agreement": json_safe(percent_agreement(frame)),
         "ac1": json_safe(ac1),
     }
+    kappa = kappas(frame)
+    report["cohen_kappa"] = json_safe(kappa.cohen)
+    report["fleiss_kappa"] = json_safe(kappa.fleiss)
+    report["kappa_undefined_reasons"] = {"cohen": kappa.cohen_reason, "fleiss": kappa.fleiss_reason}
     report["leave_one_out"] = None
     if result.n_coders <= LEAVE_ONE_OUT_MAX_CODERS:
         loo = leave_one_out_alpha(frame, level)
@@ -151,6 +156,13 @@ class Command(CsvCommand):
         ]
         if report["level"] == "nominal":
             lines.append(f"  Gwet's AC1         {_fmt(report['ac1'])}")
+        reasons = report["kappa_undefined_reasons"]
+        for label, key, reason in (
+            ("Cohen's kappa", "cohen_kappa", "cohen"),
+            ("Fleiss' kappa", "fleiss_kappa", "fleiss"),
+        ):
+            why = f"  ({reasons[reason]})" if report[key] is None and reasons[reason] else ""
+            lines.append(f"  {label:<18} {_fmt(report[key])}{why}")
         for threshold, q in report["q_below"].items():
             lines.append(f"  q(alpha < {threshold:<5})   {_fmt(q)}")
         for dimension, rows in report["breakdowns"].items():

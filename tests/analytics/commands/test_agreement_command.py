@@ -55,6 +55,12 @@ def test_json_report_for_the_paper_example(tmp_path):
     assert set(report["q_below"]) == {"0.667", "0.8"}
     assert report["bootstrap"] == {"draws": 200, "n_defined": 200, "seed": 0}
     assert report["ac1"] is None  # only at the nominal level
+    # Four observers with a missing value: neither kappa's design holds, and the report says why.
+    assert (report["cohen_kappa"], report["fleiss_kappa"]) == (None, None)
+    assert report["kappa_undefined_reasons"] == {
+        "cohen": "not two coders",
+        "fleiss": "unequal numbers of ratings per unit",
+    }
     assert [row["coder"] for row in report["leave_one_out"]] and report["between_groups"] is None
 
 
@@ -139,3 +145,29 @@ def test_real_process_exits_2_with_one_line(tmp_path):
     )
     assert ok.returncode == 0, ok.stderr
     assert round(json.loads(ok.stdout)["alpha"], 3) == 0.743
+
+
+def test_both_kappas_for_two_coders_on_every_unit(tmp_path):
+    # Two coders, four units: (a, a), (a, b), (b, b), (b, b). p_o = 3/4; coder 1 a/b half each, coder 2
+    # a 1/4 and b 3/4: Cohen's p_e = 1/2, kappa = 1/2. Fleiss: p = (3/8, 5/8), P_e = 34/64,
+    # kappa = (3/4 - 34/64) / (30/64) = 7/15.
+    rows = [
+        "unit,coder,value",
+        "u1,c1,a",
+        "u1,c2,a",
+        "u2,c1,a",
+        "u2,c2,b",
+        "u3,c1,b",
+        "u3,c2,b",
+        "u4,c1,b",
+        "u4,c2,b",
+    ]
+    path = tmp_path / "two.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    report = _run("--input", str(path), "--level", "nominal", "--bootstrap", "0")
+    assert report["cohen_kappa"] == pytest.approx(0.5)
+    assert report["fleiss_kappa"] == pytest.approx(7 / 15)
+    assert report["kappa_undefined_reasons"] == {"cohen": None, "fleiss": None}
+    out = StringIO()
+    call_command("agreement", "--input", str(path), "--level", "nominal", "--bootstrap", "0", stdout=out)
+    assert "Cohen's kappa      0.500" in out.getvalue()

@@ -12,6 +12,8 @@ import pytest
 from analytics.domain.agreement import (
     NO_PAIRABLE_UNIT,
     NO_VARIATION,
+    NOT_TWO_CODERS,
+    UNEQUAL_RATINGS,
     Reliability,
     alpha_bootstrap,
     alpha_breakdowns,
@@ -20,6 +22,7 @@ from analytics.domain.agreement import (
     cohen_kappa,
     fleiss_kappa,
     gwet_ac1,
+    kappas,
     krippendorff_alpha,
     leave_one_out_alpha,
     percent_agreement,
@@ -407,3 +410,20 @@ def test_alpha_by_with_bootstrap_columns(paper):
     # Each group is bootstrapped from the same seed, so identical data give identical intervals.
     assert table.loc[0, "ci_low"] == table.loc[1, "ci_low"]
     assert "q_below_0.8" in table.columns
+
+
+def test_kappas_where_each_design_holds():
+    three = pd.DataFrame(
+        [
+            (u, c, v)
+            for u, values in {"u1": "aaa", "u2": "aab", "u3": "bbb"}.items()
+            for c, v in zip("xyz", values, strict=True)
+        ],
+        columns=["unit", "coder", "value"],
+    )
+    # Fleiss by hand: P_i = 1, 1/3, 1 -> 7/9; p = (5/9, 4/9), P_e = 41/81; kappa = (63 - 41) / 40 = 0.55.
+    result = kappas(three)
+    assert result.fleiss == pytest.approx(0.55)
+    assert (result.cohen, result.cohen_reason) == (None, NOT_TWO_CODERS)
+    uneven = three.drop(index=0)  # u1 has two ratings, the others three
+    assert (kappas(uneven).fleiss, kappas(uneven).fleiss_reason) == (None, UNEQUAL_RATINGS)
