@@ -80,9 +80,17 @@ SIMULATED_LAST_NAME = roles.SIMULATED_LAST_NAME
 RATING_PROJECT = "Demo: rating + best of five"
 PAIRWISE_PROJECT = "Demo: pairwise A/B"
 REVIEW_PROJECT = "Demo: translation review"
+TRANSLATION_PROJECT = "Demo: translation (revisions)"
 AUTHORING_PROJECT = "Demo: question writing"
 ANSWERING_PROJECT = "Demo: question answering"
-DEMO_PROJECTS = (RATING_PROJECT, PAIRWISE_PROJECT, REVIEW_PROJECT, AUTHORING_PROJECT, ANSWERING_PROJECT)
+DEMO_PROJECTS = (
+    RATING_PROJECT,
+    PAIRWISE_PROJECT,
+    REVIEW_PROJECT,
+    TRANSLATION_PROJECT,
+    AUTHORING_PROJECT,
+    ANSWERING_PROJECT,
+)
 DEMO_GROUPS = {"Kelompok A": ("anotator1", "anotator2"), "Kelompok B": ("anotator3", "anotator4")}
 JOB_GROUP = "Anotator"
 SIMULATED_NOTE = (
@@ -125,6 +133,14 @@ INSTRUCTIONS = {
         "Periksa setiap terjemahan terhadap teks sumbernya. Terima, perbaiki sendiri, atau tolak dengan "
         "kategori kesalahan dan komentar untuk penerjemah. Tanda otomatis menunjuk masalah yang mungkin "
         "ada; tanda itu bisa keliru.",
+    ),
+    TRANSLATION_PROJECT: (
+        "Revise the translations a reviewer sent back: read the reviewer's comment and error categories, "
+        "then write the corrected translation in the language and register shown. Revised units go back "
+        "to review.",
+        "Perbaiki terjemahan yang dikembalikan peninjau: baca komentar dan kategori kesalahannya, lalu tulis "
+        "terjemahan yang sudah diperbaiki dalam bahasa dan ragam yang ditunjukkan. Unit yang sudah "
+        "diperbaiki kembali ditinjau.",
     ),
     AUTHORING_PROJECT: (
         "Write a multiple-choice question about Indonesian daily life that uses the concept you are given. "
@@ -331,6 +347,8 @@ def _projects(
             overlap=2,
         ),
         create(REVIEW_PROJECT, translations, "translation_review", job_groups, overlap=1),
+        # Units a reviewer rejects wait here for a translator (the demo's people; nobody simulated).
+        create(TRANSLATION_PROJECT, translations, "translation", {JOB_GROUP: annotators}, overlap=1),
         create(AUTHORING_PROJECT, questions, "question_authoring", {JOB_GROUP: annotators}, overlap=1),
         create(ANSWERING_PROJECT, questions, "mcq_answer", job_groups, overlap=3, max_ambiguous=2),
     ]

@@ -10,6 +10,7 @@ from demo.services import (
     PAIRWISE_PROJECT,
     RATING_PROJECT,
     REVIEW_PROJECT,
+    TRANSLATION_PROJECT,
     demo_load,
 )
 
@@ -41,3 +42,28 @@ def test_demo_projects_are_ready_to_work_on_and_survive_a_reload():
     for name in (REVIEW_PROJECT, AUTHORING_PROJECT, ANSWERING_PROJECT):
         assignment = services.assignment_claim(project=projects[name], user=user)
         assert assignment is not None and assignment.group.name == "Anotator"
+
+
+def test_a_unit_the_reviewer_rejects_is_revised_by_a_demo_translator_and_comes_back_to_review():
+    from datasets_app.models import TranslationUnit
+
+    demo_load(password="rahasia-demo-3", simulate=False)
+    projects = {p.name: p for p in Project.objects.filter(name__in=DEMO_PROJECTS)}
+    assert projects[TRANSLATION_PROJECT].kind == "translation"
+    users = get_user_model().objects
+    reviewer, translator = users.get(username="anotator1"), users.get(username="anotator2")
+    # Nothing waits for a translator until a reviewer sends a unit back.
+    assert services.assignment_claim(project=projects[TRANSLATION_PROJECT], user=translator) is None
+    review = services.assignment_claim(project=projects[REVIEW_PROJECT], user=reviewer)
+    services.assignment_submit(
+        token=review.token,
+        user=reviewer,
+        payload={"verdict": "reject", "error_categories": ["fluency"], "comment": "Kurang luwes."},
+    )
+    unit = TranslationUnit.objects.get(pk=review.task.translation_unit_id)
+    assert unit.status == "revise"
+    work = services.assignment_claim(project=projects[TRANSLATION_PROJECT], user=translator)
+    assert work is not None and work.task.translation_unit_id == unit.pk
+    services.assignment_submit(token=work.token, user=translator, payload={"translation": "Terjemahan baru."})
+    unit.refresh_from_db()
+    assert (unit.status, unit.translation_text) == ("to_review", "Terjemahan baru.")
