@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
-from accounts.domain.echo import echoed
+from accounts.domain.echo import clipped, echoed
 from annotation.models import Project
 from datasets_app.models import Dataset, Prompt, Response
 from evaluation import selectors
@@ -320,7 +320,8 @@ def judge_run_start(
     if limit is not None:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_EXPLANATION_CHARS:
             raise RunConfigError(
-                f"explanation_max_chars must be a whole number from 1 to {MAX_EXPLANATION_CHARS}, got {limit!r}"
+                f"explanation_max_chars must be a whole number from 1 to {MAX_EXPLANATION_CHARS}, "
+                f"got {clipped(repr(limit))}"
             )
         config["explanation_max_chars"] = limit
     if annotation_project is not None and judge_kind == PAIRWISE and not annotation_project.is_pairwise:

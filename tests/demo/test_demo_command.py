@@ -29,6 +29,14 @@ def test_demo_loads_users_and_sample_datasets(capsys):
     assert payload["endpoint"] is None and payload["judge_run"] is None and payload["export"] is None
 
 
+def test_demo_prints_the_login_address_it_was_given(capsys):
+    call_command(
+        "demo", "--password", "x", "--no-model", "--no-simulated", "--site-url", "http://127.0.0.1:8123/"
+    )
+    out = capsys.readouterr().out
+    assert "Demo users (log in at http://127.0.0.1:8123/accounts/login/):" in out and ":8000" not in out
+
+
 def test_demo_runs_twice_and_prints_passwords(capsys):
     call_command("demo", "--password", "rahasia-demo-1", "--no-model", "--no-simulated")
     call_command("demo", "--password", "rahasia-demo-2", "--no-model", "--no-simulated")

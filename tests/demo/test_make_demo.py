@@ -89,6 +89,8 @@ def test_scripts_demo_serves_the_login_page_and_the_worker_judges_the_pairwise_p
         _wait(lambda: "anotator1" in log.read_text(), 300, "the demo users were not printed", log)
         printed = log.read_text()
         assert "demo-e2e-pass" in printed, printed[-3000:]
+        # The printed login address is the one the web server listens on, not a fixed 8000.
+        assert f"log in at http://127.0.0.1:{port}/accounts/login/" in printed, printed[-3000:]
         # The web server does not wait for the model; the judge run is queued once the model answers.
         _wait(lambda: "queued" in log.read_text(), 300, "the judge run was not queued", log)
         printed = log.read_text()

@@ -362,3 +362,38 @@ def test_a_reply_cut_off_at_max_tokens_is_a_truncated_parse_error(server, django
     )
     judgment = Judgment.objects.get(judge_run=run)
     assert (judgment.parse_status, judgment.parse_reason, judgment.score) == ("error", "truncated", None)
+
+
+def test_the_explanation_limit_caps_the_output_schema_the_model_is_given(
+    server, django_capture_on_commit_callbacks
+):
+    server.responder = fair_judge
+    run = _start(
+        django_capture_on_commit_callbacks,
+        judge_kind="pairwise",
+        endpoint=make_endpoint(server, "judge"),
+        dataset=make_pair_dataset(n_prompts=1),
+        options={"explanation_max_chars": 120},
+    )
+    assert run.config["explanation_max_chars"] == 120
+    for request in server.requests:
+        schema = request.body["response_format"]["json_schema"]["schema"]
+        assert schema["properties"]["explanation"]["maxLength"] == 120
+        assert schema["properties"]["score"]["enum"]  # the verdict stays constrained as before
+
+
+@pytest.mark.parametrize("limit", [0, "120", True, 10**9, "x" * 5000])
+def test_a_bad_explanation_limit_is_refused_and_writes_nothing(server, limit):
+    from evaluation.services import RunConfigError
+
+    with pytest.raises(
+        RunConfigError, match="explanation_max_chars must be a whole number from 1 to"
+    ) as caught:
+        judge_run_start(
+            judge_kind="pairwise",
+            endpoint=make_endpoint(server, "judge"),
+            dataset=make_pair_dataset(n_prompts=1),
+            options={"explanation_max_chars": limit},
+        )
+    assert len(str(caught.value)) < 200
+    assert not JudgeRun.objects.exists()
