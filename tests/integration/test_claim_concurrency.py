@@ -25,35 +25,45 @@ K = 3
 PER_GROUP = 15
 
 
-def race(project, users) -> list[BaseException]:
-    errors: list[BaseException] = []
-    start = threading.Barrier(len(users))
+def drain(project, user) -> None:
+    """Claim and submit until the group needs nothing more from ``user``."""
+    misses = 0
+    # A claim can find nothing while the last open places are locked by claims in flight; only a few
+    # empty answers in a row mean the group needs nothing more from this annotator.
+    while misses < 3:
+        assignment = services.assignment_claim(project=project, user=user)
+        if assignment is None:
+            misses += 1
+            time.sleep(0.05)
+            continue
+        misses = 0
+        services.assignment_submit(token=assignment.token, user=user, payload={"best": 1})
 
-    def work(user):
+
+def at_once(*calls, timeout: float = 120) -> list[BaseException]:
+    """Run ``calls`` in threads released together; the errors they raised."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(calls))
+
+    def work(call):
         try:
             start.wait()
-            misses = 0
-            # A claim can find nothing while the last open places are locked by claims in flight;
-            # only a few empty answers in a row mean the group needs nothing more from this annotator.
-            while misses < 3:
-                assignment = services.assignment_claim(project=project, user=user)
-                if assignment is None:
-                    misses += 1
-                    time.sleep(0.05)
-                    continue
-                misses = 0
-                services.assignment_submit(token=assignment.token, user=user, payload={"best": 1})
+            call()
         except BaseException as exc:  # noqa: BLE001 - reported by the test
             errors.append(exc)
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=work, args=(u,)) for u in users]
+    threads = [threading.Thread(target=work, args=(call,)) for call in calls]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=120)
+        thread.join(timeout=timeout)
     return errors
+
+
+def race(project, users) -> list[BaseException]:
+    return at_once(*(functools.partial(drain, project, user) for user in users))
 
 
 def test_thirty_annotators_two_groups_exactly_k_each(make_project, make_user):
@@ -129,28 +139,6 @@ def test_a_group_of_exactly_k_with_lapsed_leases_finishes_under_a_race(make_proj
         .exclude(open_count=0, active_count=0, submitted_count=k)
         .exists()
     )
-
-
-def at_once(*calls) -> list[BaseException]:
-    """Run ``calls`` in threads released together; the errors they raised."""
-    errors: list[BaseException] = []
-    start = threading.Barrier(len(calls))
-
-    def work(call):
-        try:
-            start.wait()
-            call()
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=work, args=(call,)) for call in calls]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return errors
 
 
 def test_a_late_submit_and_a_claim_of_the_same_lapsed_task_do_not_deadlock(make_project):
