@@ -34,6 +34,13 @@ JUDGE_NAMES = {
     "ensemble": _("Ensemble of judges"),
 }
 _RUN = re.compile(r"^(?P<judge>.+) \(run (?P<run>\d+)\)$")
+# The dimensions of the agreement breakdowns (``analytics.domain.agreement.GROUPING_COLUMNS``).
+DIMENSIONS = {
+    "category": _("Category"),
+    "language": _("Language"),
+    "register": _("Register"),
+    "group": _("Group"),
+}
 
 # What ``analytics.domain.bradley_terry`` says when it cannot rate, after ``<source>: ``.
 _RATING_REFUSALS = {
@@ -78,6 +85,8 @@ class Labels:
             return str(JUDGE_KINDS.get(value, value))
         if column == "source":
             return str(RATING_SOURCES.get(value, value))
+        if column == "dimension":
+            return str(DIMENSIONS.get(value, value))
         if column == "judge":
             return self.judge(value)
         return value

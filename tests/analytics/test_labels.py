@@ -9,7 +9,7 @@ from analytics.labels import Labels
 from analytics.views import panels
 from annotation.models import Rubric
 
-from .test_reports import pairwise  # noqa: F401 - the answered pairwise project fixture
+from .test_reports import likert, pairwise  # noqa: F401 - the answered Likert and pairwise project fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -81,3 +81,15 @@ def test_the_api_keeps_the_codes_under_indonesian(api_client_for, pairwise):  # 
     rows = body["sections"]["distributions"]["tables"]["distributions"]
     assert {(r["criterion"], r["value"]) for r in rows} >= {("vote", "tie"), ("vote", "both_bad")}
     assert {r["source"] for r in body["sections"]["bradley_terry"]["tables"]["ratings"]} == {"pairwise"}
+
+
+def test_the_breakdowns_name_their_dimensions_in_the_pages_language(role_client, likert):  # noqa: F811
+    client = role_client("project_manager")
+    url = f"/analytics/projects/{likert.pk}/"
+    indonesian = client.get(url, HTTP_ACCEPT_LANGUAGE="id").content.decode()
+    table = indonesian[indonesian.index('data-table="breakdowns-') :]
+    table = table[: table.index("</table>")]
+    assert "<td>Kategori</td>" in table and "<td>category</td>" not in table
+    english = client.get(url).content.decode()
+    assert "<td>Category</td>" in english
+    assert "category" in client.get(url + "breakdowns/breakdowns.csv").content.decode()  # the CSV keeps codes
