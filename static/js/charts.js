@@ -72,9 +72,9 @@
         height: { step: 34 },
         layer: [
           { data: { values: THRESHOLDS }, mark: { type: "rule", strokeDash: [4, 4], color: "#9a9a9a" },
-            encoding: { x: { field: "t", type: "quantitative" } } },
+            encoding: { x: { field: "t", type: "quantitative", title: label("alphaCi", "Krippendorff's alpha (95% CI)") } } },
           { mark: { type: "rule", strokeWidth: 2, clip: true },
-            encoding: { y: y, x: { field: "ci_low", type: "quantitative" }, x2: { field: "ci_high" } } },
+            encoding: { y: y, x: { field: "ci_low", type: "quantitative", title: label("alphaCi", "Krippendorff's alpha (95% CI)") }, x2: { field: "ci_high", title: label("alphaCi", "Krippendorff's alpha (95% CI)") } } },
           { mark: { type: "point", filled: true, size: 90 },
             encoding: { y: y, tooltip: tooltip,
               x: { field: "alpha", type: "quantitative", title: label("alphaCi", "Krippendorff's alpha (95% CI)"), scale: { domain: [-0.2, 1], clamp: true } } } }
@@ -135,7 +135,7 @@
         encoding: { y: y, yOffset: { field: "source" }, color: { field: "source", type: "nominal" } },
         layer: [
           { mark: { type: "rule", strokeWidth: 2 },
-            encoding: { x: { field: "ci_low", type: "quantitative", scale: { zero: false } }, x2: { field: "ci_high" } } },
+            encoding: { x: { field: "ci_low", type: "quantitative", scale: { zero: false }, title: label("bradleyTerry", "Bradley-Terry rating (95% CI)") }, x2: { field: "ci_high", title: label("bradleyTerry", "Bradley-Terry rating (95% CI)") } } },
           { mark: { type: "point", filled: true, size: 80 },
             encoding: { x: { field: "rating", type: "quantitative", title: label("bradleyTerry", "Bradley-Terry rating (95% CI)") },
               tooltip: [{ field: "model" }, { field: "source" }, { field: "rating", format: ".0f" },
