@@ -222,17 +222,18 @@ def test_single_grade_on_an_annotation_project_uses_its_own_aspects_and_a_datase
     assert "Project warmth" not in dataset_text
 
 
-def test_an_out_of_range_grade_is_a_parse_error(server, django_capture_on_commit_callbacks):
-    server.responder = lambda body: Reply(body=completion_body('{"explanation": "great", "score": 12}'))
+def _one_graded_judgment(server, capture, reply: dict) -> tuple[JudgeRun, Judgment]:
+    """A single-grade run over one response whose judge answers ``reply``, and its judgment."""
+    server.responder = lambda body: Reply(body=reply)
     dataset = make_prompt_dataset(n_prompts=1, two_turn_first=False)
     Response.objects.create(prompt=dataset.prompts.get(), model_name="m", turns=["x"])
-    run = _start(
-        django_capture_on_commit_callbacks,
-        judge_kind="single_grade",
-        endpoint=make_endpoint(server, "g"),
-        dataset=dataset,
-    )
-    judgment = Judgment.objects.get(judge_run=run)
+    run = _start(capture, judge_kind="single_grade", endpoint=make_endpoint(server, "g"), dataset=dataset)
+    return run, Judgment.objects.get(judge_run=run)
+
+
+def test_an_out_of_range_grade_is_a_parse_error(server, django_capture_on_commit_callbacks):
+    reply = completion_body('{"explanation": "great", "score": 12}')
+    run, judgment = _one_graded_judgment(server, django_capture_on_commit_callbacks, reply)
     assert (judgment.parse_status, judgment.score, run.status) == ("error", None, "succeeded")
 
 
@@ -346,21 +347,9 @@ def test_a_run_needs_exactly_one_source(server):
 
 
 def test_a_reply_cut_off_at_max_tokens_is_a_truncated_parse_error(server, django_capture_on_commit_callbacks):
-    def cut(body):
-        reply = completion_body('{"explanation": "Respons pertama lebih lengkap karena')
-        reply["choices"][0]["finish_reason"] = "length"
-        return Reply(body=reply)
-
-    server.responder = cut
-    dataset = make_prompt_dataset(n_prompts=1, two_turn_first=False)
-    Response.objects.create(prompt=dataset.prompts.get(), model_name="m", turns=["x"])
-    run = _start(
-        django_capture_on_commit_callbacks,
-        judge_kind="single_grade",
-        endpoint=make_endpoint(server, "g"),
-        dataset=dataset,
-    )
-    judgment = Judgment.objects.get(judge_run=run)
+    reply = completion_body('{"explanation": "Respons pertama lebih lengkap karena')
+    reply["choices"][0]["finish_reason"] = "length"
+    _, judgment = _one_graded_judgment(server, django_capture_on_commit_callbacks, reply)
     assert (judgment.parse_status, judgment.parse_reason, judgment.score) == ("error", "truncated", None)
 
 

@@ -20,6 +20,16 @@ from tests.evaluation.services.builders import (
 pytestmark = pytest.mark.django_db
 
 
+def _pairwise_run(server, capture):
+    """A finished pairwise judge run over two prompts' pairs, judged by ``server``'s responder."""
+    with capture(execute=True):
+        return judge_run_start(
+            judge_kind="pairwise",
+            endpoint=make_endpoint(server, "judge"),
+            dataset=make_pair_dataset(n_prompts=2),
+        )
+
+
 def test_annotators_cannot_see_runs_or_endpoints(role_client):
     client = role_client("annotator")
     assert client.get("/evaluation/").status_code == 403
@@ -55,12 +65,7 @@ def test_a_finished_judge_run_shows_verdicts_and_no_polling(
 ):
     server.responder = fair_judge
     client = role_client("project_manager")
-    with django_capture_on_commit_callbacks(execute=True):
-        run = judge_run_start(
-            judge_kind="pairwise",
-            endpoint=make_endpoint(server, "judge"),
-            dataset=make_pair_dataset(n_prompts=2),
-        )
+    run = _pairwise_run(server, django_capture_on_commit_callbacks)
     page = client.get(f"/evaluation/runs/judge/{run.pk}/").content.decode()
     assert "every 2s" not in page
     assert page.count("<td>A</td>") == 2
@@ -99,12 +104,7 @@ def test_turns_on_the_run_page_count_from_one(role_client, server, django_captur
 
     server.responder = fair_judge
     client = role_client("project_manager")
-    with django_capture_on_commit_callbacks(execute=True):
-        run = judge_run_start(
-            judge_kind="pairwise",
-            endpoint=make_endpoint(server, "judge"),
-            dataset=make_pair_dataset(n_prompts=2),
-        )
+    run = _pairwise_run(server, django_capture_on_commit_callbacks)
     first, second = PairVerdict.objects.filter(judge_run=run).order_by("pk")
     PairVerdict.objects.filter(pk=first.pk).update(turn=0)
     PairVerdict.objects.filter(pk=second.pk).update(turn=1)
@@ -127,12 +127,7 @@ def test_the_run_page_shows_what_the_judge_wrote_where_it_did_not_parse(
 
     server.responder = garbage_judge
     client = role_client("researcher")
-    with django_capture_on_commit_callbacks(execute=True):
-        run = judge_run_start(
-            judge_kind="pairwise",
-            endpoint=make_endpoint(server, "judge"),
-            dataset=make_pair_dataset(n_prompts=2),
-        )
+    run = _pairwise_run(server, django_capture_on_commit_callbacks)
     page = client.get(f"/evaluation/runs/judge/{run.pk}/", HTTP_ACCEPT_LANGUAGE=lang).content.decode()
     section = page[page.index('data-testid="unparsed"') :]
     assert heading in section
