@@ -1,0 +1,1 @@
+"""Pure parts of webhooks: signing and verifying (Standard Webhooks), URL and address rules, retry delays."""
