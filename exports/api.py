@@ -22,29 +22,23 @@ from rest_framework.views import APIView
 from accounts.permissions import HasRole
 from accounts.roles import DATA_ROLES
 from annotation.models import Project
-from datasets_app.jobs import JobRefused
 from exports import selectors
 from exports.domain.dataset_card import PROVENANCES
 from exports.domain.preference_pairs import ORDERINGS, STRATEGIES
+from exports.families import formats
 from exports.models import Export
+from exports.options import ExportInvalid, ExportOptions, parse_split, parse_weights
 from exports.services import (
-    KINDS,
-    ExportInvalid,
-    ExportOptions,
-    export_cancel,
     export_create,
     export_download_name,
     export_preview,
-    export_retry,
-    parse_split,
-    parse_weights,
 )
 
 
 class ExportInputSerializer(serializers.Serializer):
     project = serializers.IntegerField()
     format = serializers.ChoiceField(
-        choices=KINDS,
+        choices=formats(),
         required=False,
         allow_null=True,
         help_text="Default: the project's first format (hf; parallel-corpus; question-set).",
@@ -220,14 +214,6 @@ class ExportCreateApi(APIView):
         return Response(ExportSerializer(record).data, status=status.HTTP_202_ACCEPTED)
 
 
-class ExportDetailApi(APIView):
-    permission_classes = [HasRole(*DATA_ROLES)]
-
-    @extend_schema(responses={200: ExportSerializer, 404: OpenApiResponse(description="No such export.")})
-    def get(self, request, export_id: int):
-        return Response(ExportSerializer(get_object_or_404(Export, pk=export_id)).data)
-
-
 class ExportListApi(ListAPIView):
     permission_classes = [HasRole(*DATA_ROLES)]
     serializer_class = ExportSerializer
@@ -261,47 +247,3 @@ class ExportDownloadApi(APIView):
         if record.status != Export.Status.SUCCEEDED or zip_path is None or not zip_path.is_file():
             raise Http404("this export has no file to download")
         return FileResponse(zip_path.open("rb"), as_attachment=True, filename=export_download_name(record))
-
-
-class ExportCancelApi(APIView):
-    permission_classes = [HasRole(*DATA_ROLES)]
-
-    @extend_schema(
-        request=None,
-        responses={
-            200: ExportSerializer,
-            404: OpenApiResponse(description="No such export."),
-            409: OpenApiResponse(description="The export has ended already."),
-        },
-        summary="Cancel a queued export, or stop a running one at its next step (its files are removed)",
-    )
-    def post(self, request, export_id: int):
-        record = get_object_or_404(Export, pk=export_id)
-        try:
-            record = export_cancel(export=record)
-        except JobRefused as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        record.refresh_from_db()
-        return Response(ExportSerializer(record).data)
-
-
-class ExportRetryApi(APIView):
-    permission_classes = [HasRole(*DATA_ROLES)]
-
-    @extend_schema(
-        request=None,
-        responses={
-            202: ExportSerializer,
-            404: OpenApiResponse(description="No such export."),
-            409: OpenApiResponse(description="The export is not failed or cancelled."),
-        },
-        summary="Run a failed or cancelled export again with the same options",
-    )
-    def post(self, request, export_id: int):
-        record = get_object_or_404(Export, pk=export_id)
-        try:
-            export_retry(export=record)
-        except JobRefused as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        record.refresh_from_db()
-        return Response(ExportSerializer(record).data, status=status.HTTP_202_ACCEPTED)

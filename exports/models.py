@@ -21,6 +21,10 @@ class Export(models.Model):
         RAW_JSONL = "raw-jsonl", _("Raw annotations (JSON Lines)")
         PARALLEL_CORPUS = "parallel-corpus", _("Parallel corpus (Hugging Face dataset)")
         QUESTION_SET = "question-set", _("Question set (Hugging Face dataset)")
+        ERROR_SPANS = "error-spans", _("Error spans (Hugging Face dataset)")
+        MQM_TSV = "mqm-tsv", _("Error spans (MQM TSV file)")
+        LABEL_STUDIO = "label-studio", _("Label Studio project (tasks and annotations as JSON)")
+        ARENA_BATTLES = "arena-battles", _("Arena battles (Hugging Face dataset)")
 
     class Status(models.TextChoices):
         QUEUED = "queued", _("Queued")

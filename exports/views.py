@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from django import forms
-from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext_lazy as _
@@ -23,26 +22,23 @@ from accounts.permissions import role_required
 from accounts.refusals import shown
 from accounts.roles import DATA_ROLES
 from annotation.models import Project
-from datasets_app.jobs import JobRefused
 from exports import selectors
 from exports.domain.preference_pairs import ORDERINGS, STRATEGIES
+from exports.families import kinds_for
+from exports.families.preferences import DEFAULT_STRATEGY, score_criteria, strategies_for
 from exports.models import Export
-from exports.services import (
+from exports.options import (
     CORPUS_KINDS,
-    DEFAULT_STRATEGY,
     PAIR_ONLY_DEFAULTS,
     QUESTION_SET,
     ExportInvalid,
     ExportOptions,
-    export_cancel,
+    parse_weights,
+)
+from exports.services import (
     export_create,
     export_download_name,
     export_preview,
-    export_retry,
-    kinds_for,
-    parse_weights,
-    score_criteria,
-    strategies_for,
 )
 
 STRATEGY_LABELS = {
@@ -125,7 +121,7 @@ class ExportForm(forms.Form):
         super().__init__(*args, **kwargs)
         kinds = kinds_for(project)
         labels = dict(Export.Kind.choices)
-        self.fields["kind"].choices = [(k, labels[k]) for k in kinds]
+        self.fields["kind"].choices = [(k, labels.get(k, k)) for k in kinds]
         self.fields["kind"].initial = kinds[0] if kinds else None
         if QUESTION_SET not in kinds:
             del self.fields["max_ambiguous"]
@@ -330,34 +326,3 @@ def export_download(request: HttpRequest, export_id: int) -> FileResponse:
     if record.status != Export.Status.SUCCEEDED or path is None or not path.is_file():
         raise Http404("this export has no file to download")
     return FileResponse(path.open("rb"), as_attachment=True, filename=export_download_name(record))
-
-
-@require_POST
-@role_required(*DATA_ROLES)
-def export_cancel_view(request: HttpRequest, export_id: int) -> HttpResponse:
-    """Cancel a queued export, or stop a running one at its next step."""
-    record = get_object_or_404(Export, pk=export_id)
-    try:
-        record = export_cancel(export=record)
-    except JobRefused:
-        messages.error(request, _("Only a queued or running export can be cancelled."))
-    else:
-        if record.status == Export.Status.CANCELLED:
-            messages.success(request, _("Export cancelled."))
-        else:
-            messages.success(request, _("The export stops at its next step and removes its files."))
-    return redirect("exports:export_detail", export_id=record.pk)
-
-
-@require_POST
-@role_required(*DATA_ROLES)
-def export_retry_view(request: HttpRequest, export_id: int) -> HttpResponse:
-    """Run a failed or cancelled export again with the same options."""
-    record = get_object_or_404(Export, pk=export_id)
-    try:
-        export_retry(export=record)
-    except JobRefused:
-        messages.error(request, _("Only a failed or cancelled export can be run again."))
-    else:
-        messages.success(request, _("The export was queued again."))
-    return redirect("exports:export_detail", export_id=record.pk)

@@ -16,18 +16,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
 from exports.domain.preference_pairs import ORDERINGS, STRATEGIES
+from exports.families import formats
 from exports.models import Export
-from exports.services import (
-    CORPUS_KINDS,
-    KINDS,
-    ExportInvalid,
-    ExportOptions,
-    export_create,
-    export_run,
-    parse_list,
-    parse_split,
-    parse_weights,
-)
+from exports.options import CORPUS_KINDS, ExportInvalid, ExportOptions, parse_list, parse_split, parse_weights
+from exports.services import export_create, export_run
 
 
 class Command(BaseCommand):
@@ -41,10 +33,10 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, help="Folder to write (created; must be empty).")
         parser.add_argument(
             "--format",
-            choices=KINDS,
+            choices=formats(),
             default="",
             dest="kind",
-            help="Default: hf for rating projects, parallel-corpus, question-set.",
+            help="Default: hf for rating projects, parallel-corpus, question-set, error-spans (or mqm-tsv).",
         )
         parser.add_argument("--strategy", choices=STRATEGIES, help="Default: from the project's kind.")
         parser.add_argument("--weights", help="Criterion weights, e.g. relevance=2,fluency=1 (scores).")
@@ -171,7 +163,7 @@ def _result(record: Export) -> dict[str, Any]:
 def _summary(record: Export) -> str:
     counts = record.counts
     if record.kind in CORPUS_KINDS:
-        noun = "translations" if record.kind == "parallel-corpus" else "questions"
+        noun = {"parallel-corpus": "translations", "question-set": "questions"}.get(record.kind, "answers")
         what = f"{counts.get('rows', 0):,} {noun}"
     elif "split_rows" in counts:
         rows = ", ".join(f"{split} {n:,}" for split, n in counts["split_rows"].items())
