@@ -10,7 +10,9 @@ from evaluation.models import (
     Judgment,
     ModelEndpoint,
     PairVerdict,
+    PromptTemplate,
     RunChunk,
+    SpanJudgment,
 )
 from evaluation.services.judging import judge_template_update
 
@@ -35,7 +37,8 @@ class ModelEndpointAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeTemplate)
 class JudgeTemplateAdmin(admin.ModelAdmin):
-    """Templates are versioned: saving an edited one here creates a new version (see ``save_model``)."""
+    """Templates are versioned: saving an edited one here (its system message, user text or sampling) creates
+    a new version (see ``save_model``)."""
 
     list_display = ("name", "kind", "language", "version", "created_at")
     list_filter = ("kind", "language")
@@ -43,10 +46,23 @@ class JudgeTemplateAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             original = JudgeTemplate.objects.get(pk=obj.pk)
-            judge_template_update(template=original, system=obj.system, user=obj.user, editor=request.user)
+            judge_template_update(
+                template=original,
+                system=obj.system,
+                user=obj.user,
+                sampling=obj.sampling or {},
+                editor=request.user,
+            )
             return
         obj.created_by = request.user
         super().save_model(request, obj, form, change)
+
+
+@admin.register(PromptTemplate)
+class PromptTemplateAdmin(admin.ModelAdmin):
+    list_display = ("slug", "task", "language", "note", "created_at")
+    list_filter = ("task", "language")
+    search_fields = ("slug", "note", "body")
 
 
 @admin.register(CategoryAspects)
@@ -99,3 +115,10 @@ class BenchmarkResultAdmin(admin.ModelAdmin):
 class RunChunkAdmin(admin.ModelAdmin):
     list_display = ("id", "run_kind", "run_id", "index", "status", "n_done", "n_failed", "attempts")
     list_filter = ("run_kind", "status")
+
+
+@admin.register(SpanJudgment)
+class SpanJudgmentAdmin(admin.ModelAdmin):
+    list_display = ("id", "task", "endpoint", "parse_status", "n_spans", "n_dropped", "updated_at")
+    list_filter = ("parse_status",)
+    raw_id_fields = ("task",)

@@ -17,10 +17,11 @@ from rest_framework.views import APIView
 
 from accounts.permissions import HasRole
 from accounts.roles import DATA_ROLES
-from annotation.models import Project
+from annotation.models import SPAN_KINDS, Project
 from datasets_app.domain.csv_cells import SafeDictWriter
 from datasets_app.models import Dataset
 from evaluation import selectors, services
+from evaluation.domain.judge_parsing import plain_score
 from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun, JudgeTemplate, ModelEndpoint
 from evaluation.serializers import (
     BENCHMARK_RESULT_FIELDS,
@@ -39,8 +40,10 @@ from evaluation.serializers import (
     JudgeRunSerializer,
     JudgmentSerializer,
     PairVerdictSerializer,
+    RetryResultSerializer,
 )
 from evaluation.services import RunConfigError
+from evaluation.services.span_prefill import span_judgment_counts, span_prefill_queue
 
 PERMISSIONS = [HasRole(*DATA_ROLES)]
 
@@ -264,16 +267,28 @@ class RunDetailApi(APIView):
 
     permission_classes = PERMISSIONS
 
-    @extend_schema(responses={200: OpenApiResponse(description="The run, with progress counts.")})
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(
+                description="The run, with progress counts; a benchmark run with its tables (``by_language``: "
+                "a column per language and ``avg``, the mean over languages) and ``comparison`` (the same "
+                "table over the succeeded runs of its dataset scored the same way)."
+            )
+        }
+    )
     def get(self, request, kind: str, run_id: int):
         model, serializer = RUN_TYPES[kind]
         run = selectors.run_live_progress(get_object_or_404(model, pk=run_id))
         data = serializer(run).data
         data["errors"] = selectors.run_chunk_errors(run=run)
+        # The queues of its pending parts that no running worker consumes (reported every few seconds).
+        data["queues_without_worker"] = services.run_queues_without_worker(run)
         if kind == "judge":
             data["summary"] = selectors.judge_run_summary(run=run)
         elif kind == "benchmark":
             data["tables"] = selectors.benchmark_tables(run=run)
+            # The per-language table of the runs scored like this one (null when none is).
+            data["comparison"] = selectors.benchmark_comparison(run=run)
         return Response(data)
 
 
@@ -288,6 +303,25 @@ class RunCancelApi(APIView):
         run = get_object_or_404(model, pk=run_id)
         cancelled = services.run_cancel(run=run)
         return Response({"cancelled": cancelled, "status": run.status})
+
+
+class RunRetryApi(APIView):
+    permission_classes = PERMISSIONS
+
+    @extend_schema(
+        request=None,
+        responses={200: RetryResultSerializer},
+        summary="Queue again the items of an ended run that have no result (failed, or left by a cancel)",
+    )
+    def post(self, request, kind: str, run_id: int):
+        model, _ = RUN_TYPES[kind]
+        run = get_object_or_404(model, pk=run_id)
+        try:
+            queued = services.run_retry_not_done(run=run)
+        except RunConfigError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        run.refresh_from_db()
+        return Response({"queued": queued, "status": run.status})
 
 
 # ---- results ---------------------------------------------------------------------------------------------
@@ -308,7 +342,9 @@ class JudgmentCsvApi(APIView):
     def get(self, request, run_id: int):
         run = get_object_or_404(JudgeRun, pk=run_id)
         rows = selectors.judgment_list(run=run).values(*_db_fields(JUDGMENT_FIELDS)).iterator()
-        return csv_response(_renamed(rows), JUDGMENT_FIELDS, f"judge-run-{run.pk}-judgments.csv")
+        return csv_response(
+            _plain_scores(_renamed(rows)), JUDGMENT_FIELDS, f"judge-run-{run.pk}-judgments.csv"
+        )
 
 
 class PairVerdictListApi(ListAPIView):
@@ -357,6 +393,12 @@ class BenchmarkResultCsvApi(APIView):
 BENCHMARK_RESULT_CSV_FIELDS = [*BENCHMARK_RESULT_FIELDS, "raw_output", "rule"]
 
 
+def _plain_scores(rows: Iterable[dict]) -> Iterable[dict]:
+    """Each judgment row with its score written as the API gives it: 7 for a whole score, 7.5 otherwise."""
+    for row in rows:
+        yield {**row, "score": plain_score(row["score"])}
+
+
 def _with_raw(rows: Iterable[dict]) -> Iterable[dict]:
     """Each row with ``raw_output`` (the model's text; the options' log-probabilities as JSON in log-probability
     and cloze modes) and ``rule`` (the extraction, match or cloze rule that produced the prediction)."""
@@ -381,3 +423,51 @@ def _renamed(rows: Iterable[dict]) -> Iterable[dict]:
             key.removesuffix("_id") if key.removesuffix("_id") in _FK_FIELDS else key: value
             for key, value in row.items()
         }
+
+
+class SpanPrefillApi(APIView):
+    """Pre-fill an MQM or ESA project's error spans with a model (queued on the endpoint's queue), and the
+    parse statuses of the replies so far."""
+
+    permission_classes = [HasRole(*DATA_ROLES)]
+
+    @extend_schema(summary="Parse statuses of the span judge's replies per endpoint", responses={200: dict})
+    def get(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id, kind__in=SPAN_KINDS)
+        rows = span_judgment_counts(project)
+        return Response(
+            {
+                "counts": [
+                    {
+                        "endpoint": r["endpoint__slug"],
+                        "parse_status": r["parse_status"],
+                        "tasks": r["n"],
+                        "spans": r["spans"] or 0,
+                    }
+                    for r in rows
+                ]
+            }
+        )
+
+    @extend_schema(
+        summary="Queue the span pre-fill: {'endpoint': slug, 'language': 'en'|'id'}",
+        request=dict,
+        responses={202: dict, 400: dict},
+    )
+    def post(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id, kind__in=SPAN_KINDS)
+        data = request.data if isinstance(request.data, dict) else {}
+        endpoint = ModelEndpoint.objects.filter(slug=str(data.get("endpoint", ""))).first()
+        lang = data.get("language", "en")
+        errors = {}
+        if endpoint is None:
+            errors["endpoint"] = ["No model endpoint with this slug."]
+        if lang not in ("en", "id"):
+            errors["language"] = ["The prompt's language is 'en' or 'id'."]
+        if errors:
+            return Response(errors, status=status.HTTP_400_BAD_REQUEST)
+        span_prefill_queue(project=project, endpoint=endpoint, lang=lang)
+        return Response(
+            {"queued": True, "endpoint": endpoint.slug, "tasks": project.n_tasks},
+            status=status.HTTP_202_ACCEPTED,
+        )

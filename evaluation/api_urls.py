@@ -5,6 +5,7 @@ from evaluation import api
 RUN = r"^evaluation/(?P<kind>generation|judge|benchmark)-runs/(?P<run_id>[0-9]+)"
 
 urlpatterns = [
+    path("evaluation/span-prefill/<int:project_id>", api.SpanPrefillApi.as_view(), name="api-span-prefill"),
     path("evaluation/endpoints/", api.EndpointListApi.as_view(), name="api-endpoint-list"),
     path("evaluation/endpoints/create", api.EndpointCreateApi.as_view(), name="api-endpoint-create"),
     path(
@@ -29,6 +30,7 @@ urlpatterns = [
     ),
     re_path(RUN + r"$", api.RunDetailApi.as_view(), name="api-run-detail"),
     re_path(RUN + r"/cancel$", api.RunCancelApi.as_view(), name="api-run-cancel"),
+    re_path(RUN + r"/retry$", api.RunRetryApi.as_view(), name="api-run-retry"),
     path(
         "evaluation/judge-runs/<int:run_id>/judgments",
         api.JudgmentListApi.as_view(),

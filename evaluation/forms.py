@@ -11,6 +11,10 @@ from django.utils.translation import gettext_lazy as _
 from accounts.refusals import shown
 from annotation.models import Project
 from datasets_app.models import Dataset
+from evaluation.domain.presets import BENCHMARK as PRESET_BENCHMARK
+from evaluation.domain.presets import JUDGE as PRESET_JUDGE
+from evaluation.domain.presets import presets_of
+from evaluation.domain.sampling import TEMPLATE_SAMPLING_KEYS
 from evaluation.models import (
     BenchmarkRun,
     JudgeRun,
@@ -20,6 +24,8 @@ from evaluation.models import (
     validate_api_key_env,
     validate_base_url,
 )
+from evaluation.services.generation import MAX_SYSTEM_PROMPT_CHARS
+from evaluation.services.prompt_templates import templates_available
 
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "seed")
 
@@ -99,8 +105,11 @@ class EndpointForm(forms.Form):
     queue = forms.CharField(
         label=_("Queue"),
         max_length=120,
-        initial="default",
-        help_text=_("'default' or 'gpu.<name>' for a GPU worker."),
+        required=False,
+        help_text=_(
+            "Leave empty for the endpoint's own queue gpu.<slug>, which the model workers of scripts/serve "
+            "pick up within seconds; or 'default', or 'gpu.<name>' to share a GPU worker's queue."
+        ),
     )
     max_concurrency = forms.IntegerField(
         label=_("Concurrent requests"),
@@ -129,6 +138,15 @@ class EndpointForm(forms.Form):
         ),
     )
     is_active = forms.BooleanField(required=False, initial=True, label=_("Active"))
+    family = forms.CharField(
+        label=_("Model family"),
+        max_length=100,
+        required=False,
+        help_text=_(
+            "e.g. qwen, llama, gemma. The judge lab compares a judge's verdicts on answers of its own family "
+            "with people's."
+        ),
+    )
 
     def __init__(self, *args: Any, endpoint: ModelEndpoint | None = None, **kwargs: Any) -> None:
         self.endpoint = endpoint
@@ -143,6 +161,7 @@ class EndpointForm(forms.Form):
                 "backend_options": endpoint.backend_options,
                 "api_key_env": endpoint.api_key_env,
                 "is_active": endpoint.is_active,
+                "family": endpoint.family,
                 **{name: (endpoint.sampling_defaults or {}).get(name) for name in SAMPLING_FIELDS},
             }
             kwargs["initial"] = {**initial, **kwargs.get("initial", {})}
@@ -175,6 +194,7 @@ class EndpointForm(forms.Form):
             for name in ("backend", "base_url", "model_id", "queue", "max_concurrency", "is_active")
         }
         fields["api_key_env"] = (data.get("api_key_env") or "").strip()
+        fields["family"] = (data.get("family") or "").strip()
         fields["backend_options"] = {} if data.get("backend_options") is None else data["backend_options"]
         fields["sampling_defaults"] = sampling
         if self.endpoint is None:
@@ -216,7 +236,14 @@ class GenerationRunForm(_RunForm):
         min_value=1, max_value=100, initial=1, label=_("Samples per prompt"), help_text=_("1 to 100.")
     )
     system_prompt = forms.CharField(
-        label=_("System prompt"), required=False, widget=forms.Textarea(attrs={"rows": 3})
+        label=_("System prompt"),
+        required=False,
+        max_length=MAX_SYSTEM_PROMPT_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_(
+            "Sent as the first message of every conversation, before the prompt's own turns, e.g. "
+            '"You are a helpful assistant." Empty: none.'
+        ),
     )
     chunk_size = forms.IntegerField(
         label=_("Chunk size"), required=False, help_text=_("Items per worker task. Empty: 16.")
@@ -238,6 +265,12 @@ class GenerationRunForm(_RunForm):
 
 
 class JudgeRunForm(_RunForm):
+    preset = forms.ChoiceField(
+        label=_("Preset"),
+        required=False,
+        choices=[("", _("None"))] + [(p.id, p.study) for p in presets_of(PRESET_JUDGE)],
+        help_text=_("The study whose rules this run follows; the run page marks each rule against it."),
+    )
     judge_kind = forms.ChoiceField(choices=JudgeTemplate.Kind.choices, label=_("Judge kind"))
     endpoint = forms.ModelChoiceField(queryset=_endpoints(), label=_("Judge model"))
     dataset = forms.ModelChoiceField(
@@ -296,8 +329,25 @@ class JudgeRunForm(_RunForm):
     chunk_size = forms.IntegerField(
         label=_("Chunk size"), required=False, help_text=_("Items per worker task. Empty: 16.")
     )
+    samples = forms.IntegerField(
+        label=_("Verdicts per item"),
+        min_value=1,
+        max_value=10,
+        initial=1,
+        required=False,
+        help_text=_(
+            "Sample the judge this many times per item (3 or more, with a temperature above 0) so the judge "
+            "lab can measure its calibration."
+        ),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in TEMPLATE_SAMPLING_KEYS:
+            self.fields[name].help_text = _("Empty: the template's value, else the endpoint's default.")
 
     field_order = [
+        "preset",
         "name",
         "judge_kind",
         "endpoint",
@@ -312,6 +362,7 @@ class JudgeRunForm(_RunForm):
         data = self.cleaned_data
         options = self.sampling_options()
         options["language"] = data["language"]
+        options.update(_filled(data, ("preset",)))
         options["structured_output"] = data["structured_output"]
         options["per_turn"] = data["per_turn"]
         options["on_one_error"] = data["on_one_error"]
@@ -319,6 +370,8 @@ class JudgeRunForm(_RunForm):
         if models:
             options["models"] = models
         options.update(_filled(data, ("chunk_size",)))
+        if (data.get("samples") or 1) > 1:
+            options["samples"] = data["samples"]
         return {
             "judge_kind": data["judge_kind"],
             "endpoint": data["endpoint"],
@@ -333,6 +386,12 @@ class JudgeRunForm(_RunForm):
 
 
 class BenchmarkRunForm(_RunForm):
+    preset = forms.ChoiceField(
+        label=_("Preset"),
+        required=False,
+        choices=[("", _("None"))] + [(p.id, p.study) for p in presets_of(PRESET_BENCHMARK)],
+        help_text=_("The study whose rules this run follows; the run page marks each rule against it."),
+    )
     task = forms.ChoiceField(label=_("Task"), choices=BenchmarkRun.Task.choices)
     endpoint = forms.ModelChoiceField(queryset=_endpoints(), label=_("Model"))
     dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=Dataset.objects.order_by("name"))
@@ -415,6 +474,25 @@ class BenchmarkRunForm(_RunForm):
         max_length=40,
         help_text=_("One prompt variant id. Empty: a seeded choice per question."),
     )
+    templates = forms.MultipleChoiceField(
+        label=_("Prompt templates"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_(
+            "The templates the run asks with (of the chosen task). Empty: the prompt language's shipped set "
+            "(multiple choice) or its one shipped template."
+        ),
+    )
+    aggregation = forms.ChoiceField(
+        label=_("Over the templates"),
+        choices=[
+            ("draw", _("Draw one template per item (SeaExam)")),
+            ("mean", _("Ask with every template; the mean of their figures (id-csqa)")),
+            ("max", _("Ask with every template; the best template's figure (LoraxBench)")),
+        ],
+        initial="draw",
+        required=False,
+    )
     k_shot = forms.IntegerField(
         required=False, min_value=0, max_value=32, initial=0, label=_("Examples (k-shot)")
     )
@@ -449,6 +527,7 @@ class BenchmarkRunForm(_RunForm):
     )
 
     field_order = [
+        "preset",
         "name",
         "task",
         "endpoint",
@@ -458,6 +537,8 @@ class BenchmarkRunForm(_RunForm):
         "direction",
         "mode",
         "cloze_rule",
+        "templates",
+        "aggregation",
         "judge_endpoint",
         "judge_language",
     ]
@@ -465,6 +546,12 @@ class BenchmarkRunForm(_RunForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["max_tokens"].help_text = _("Empty: 32 for multiple choice, 512 otherwise.")
+        task_names = dict(BenchmarkRun.Task.choices)
+        self.fields["templates"].choices = [
+            (template.id, f"{task_names[task]} · {template.id} ({template.language})")
+            for task in BenchmarkRun.Task.values
+            for template in templates_available(task)
+        ]
 
     def service_kwargs(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -476,6 +563,10 @@ class BenchmarkRunForm(_RunForm):
             )
         )
         options["prompt_language"] = data["prompt_language"]
+        options.update(_filled(data, ("preset",)))
+        if data.get("templates"):
+            options["templates"] = list(data["templates"])
+        options.update(_filled(data, ("aggregation",)))
         # Each rule is passed only where it applies: open QA by substring, multiple choice in cloze mode.
         if data["task"] == BenchmarkRun.Task.OPEN_QA and data.get("scoring") in ("", "substring"):
             options.update(_filled(data, ("match_rule",)))
@@ -525,3 +616,51 @@ class CategoryAspectsForm(forms.Form):
         return [
             line.strip() for line in self.cleaned_data[f"aspects_{language}"].splitlines() if line.strip()
         ]
+
+
+class PromptTemplateForm(forms.Form):
+    """A benchmark prompt template a researcher adds (e.g. a paper's own prompt, pasted)."""
+
+    slug = forms.SlugField(
+        label=_("Id"),
+        max_length=40,
+        help_text=_("How runs name it, e.g. idcsqa-p1 (letters, digits, - and _)."),
+    )
+    task = forms.ChoiceField(label=_("Task"), choices=BenchmarkRun.Task.choices)
+    language = forms.ChoiceField(label=_("Language"), choices=JudgeTemplate.Language.choices)
+    instruction = forms.CharField(
+        label=_("Instruction"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Multiple choice: the text before the question; {{letters}} lists the option letters."),
+    )
+    body = forms.CharField(
+        label=_("Prompt"),
+        widget=forms.Textarea(attrs={"rows": 5}),
+        help_text=_(
+            "Multiple choice: {{question}} and {{choices}}, ending where the answer follows. Translation: "
+            "{{source}}, {{target}}, {{text}} and optionally {{register}}. Open QA: {{question}}."
+        ),
+    )
+    choice_line = forms.CharField(
+        label=_("Option line"),
+        required=False,
+        max_length=200,
+        help_text=_(
+            "Multiple choice: how each option is written, with {{letter}} and {{text}}. Empty: {{letter}}. {{text}}"
+        ),
+    )
+    cloze_body = forms.CharField(
+        label=_("Cloze prompt"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_(
+            "Multiple choice in cloze mode: {{question}}, ending where an option's text follows. Empty: {{question}}"
+        ),
+    )
+    note = forms.CharField(
+        label=_("Source"),
+        required=False,
+        max_length=300,
+        help_text=_("Where the text comes from, e.g. the paper and its table."),
+    )

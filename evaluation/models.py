@@ -24,6 +24,7 @@ from evaluation.domain.endpoint_policy import (
     base_url_refusal,
 )
 from evaluation.domain.judge_templates import FACTUAL, NO_TIE, PAIRWISE, SINGLE_GRADE, WITH_TIE
+from evaluation.domain.sampling import SamplingParamsError, checked_template_sampling
 
 ENV_VAR_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,99}$")
 QUEUE_NAME = re.compile(r"^(default|gpu\.[a-z0-9][a-z0-9_-]*)$")
@@ -185,6 +186,15 @@ def validate_api_key_env(value: str) -> None:
         raise refusal_error(refusal, policy)
 
 
+def validate_template_sampling(value: object) -> None:
+    """A judge template's sampling: some of temperature, top_p, top_k, max_tokens, in a run's ranges."""
+    try:
+        checked_template_sampling(value)
+    except SamplingParamsError as exc:
+        # The domain's texts are in the catalogue (marked there); translated when the error is shown.
+        raise ValidationError(_(exc.message), code="sampling", params=exc.params or None) from exc
+
+
 class ModelEndpoint(models.Model):
     """A model reachable through one backend; the API key is read from a named environment variable."""
 
@@ -211,6 +221,14 @@ class ModelEndpoint(models.Model):
         help_text=_("Name of the environment variable holding the key; never the key itself."),
     )
     is_active = models.BooleanField(default=True)
+    family = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text=_(
+            "Model family (e.g. qwen, llama, gemma). The judge lab compares a judge's verdicts on answers of "
+            "its own family with people's."
+        ),
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -286,6 +304,21 @@ class Run(models.Model):
         return self.status in ACTIVE_STATUSES
 
     @property
+    def n_not_sent(self) -> int:
+        """Items neither done nor failed: not reached yet, or left by a cancel."""
+        return max(0, self.n_total - self.n_done - self.n_failed)
+
+    @property
+    def n_without_result(self) -> int:
+        """Items with no result: failed, or not sent."""
+        return max(0, self.n_total - self.n_done)
+
+    @property
+    def can_retry(self) -> bool:
+        """An ended run with items that have no result (failed, or left by a cancel)."""
+        return not self.is_active and self.n_without_result > 0
+
+    @property
     def progress_percent(self) -> int:
         if not self.n_total:
             return 100 if not self.is_active else 0
@@ -323,6 +356,15 @@ class JudgeTemplate(models.Model):
     system = models.TextField(blank=True)
     user = models.TextField()
     output_schema = models.JSONField(default=dict, blank=True)
+    sampling = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[validate_template_sampling],
+        help_text=_(
+            'Sampling that judge runs with this template take unless the run sets it, e.g. {"temperature": 0}: '
+            "temperature, top_p, top_k, max_tokens. What it leaves out comes from the endpoint's defaults."
+        ),
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -434,6 +476,9 @@ class Judgment(models.Model):
     turn = models.PositiveSmallIntegerField(null=True, blank=True, help_text=_("0-based; empty: all turns."))
     annotation_task_id = models.PositiveIntegerField(null=True, blank=True, db_index=True)
     order = models.CharField(max_length=6, choices=Order.choices)
+    sample = models.PositiveSmallIntegerField(
+        default=0, help_text=_("Which of the run's k sampled verdicts of the item this is (0-based).")
+    )
     template_kind = models.CharField(max_length=20)
     template_version = models.PositiveIntegerField()
     raw_output = models.TextField(blank=True)
@@ -443,7 +488,9 @@ class Judgment(models.Model):
         max_length=12, blank=True, help_text=_('"Response 1", "Response 2" or "tie", as shown.')
     )
     verdict = models.CharField(max_length=3, blank=True, help_text=_("Canonical A, B or tie (pairwise)."))
-    score = models.SmallIntegerField(null=True, blank=True)
+    score = models.FloatField(
+        null=True, blank=True, help_text=_("Graded judges: the score as given, whole or decimal (7 or 7.5).")
+    )
     explanation = models.TextField(blank=True)
     latency_s = models.FloatField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
@@ -491,6 +538,9 @@ class PairVerdict(models.Model):
     annotation_task_id = models.PositiveIntegerField(null=True, blank=True, db_index=True)
     verdict = models.CharField(max_length=5, choices=Verdict.choices)
     consistency = models.CharField(max_length=15, choices=Consistency.choices)
+    sample = models.PositiveSmallIntegerField(
+        default=0, help_text=_("Which of the run's k sampled verdicts of the item this is (0-based).")
+    )
     reason = models.CharField(max_length=200, blank=True)
 
     class Meta:
@@ -627,3 +677,66 @@ class RunChunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_kind} run {self.run_id} chunk {self.index}"
+
+
+class PromptTemplate(models.Model):
+    """A benchmark prompt a researcher added (a paper's own text, say), beside the ones Timbang ships.
+
+    Multiple choice: ``instruction`` (may hold ``{{letters}}``), ``body`` with ``{{question}}`` and
+    ``{{choices}}`` ending with the answer prefix, ``choice_line`` with ``{{letter}}`` (and ``{{text}}``),
+    ``cloze_body`` with ``{{question}}``. Translation: ``body`` with ``{{source}}``, ``{{target}}``,
+    ``{{text}}`` and optionally ``{{register}}``. Open QA: ``body`` with ``{{question}}``. A run keeps a copy
+    of the texts it used, so a later edit never changes what a finished run reports."""
+
+    slug = models.SlugField(
+        max_length=40, unique=True, help_text=_("The template's id in runs, e.g. idcsqa-p1.")
+    )
+    task = models.CharField(max_length=12, choices=BenchmarkRun.Task.choices)
+    language = models.CharField(max_length=2, choices=JudgeTemplate.Language.choices)
+    instruction = models.TextField(blank=True)
+    body = models.TextField()
+    choice_line = models.CharField(max_length=200, blank=True, default="{{letter}}. {{text}}")
+    cloze_body = models.TextField(blank=True, default="{{question}}")
+    note = models.CharField(
+        max_length=300, blank=True, help_text=_("Where the text comes from, e.g. the paper and its table.")
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task", "language", "slug"]
+
+    def __str__(self) -> str:
+        return f"{self.slug} ({self.task}, {self.language})"
+
+
+class SpanJudgment(models.Model):
+    """One error-span judge call on one task of an MQM or ESA project: the raw reply, its parse status and
+    how many spans it suggested (stored as the task's ``SpanSuggestion`` rows, source ``llm``). Unique per
+    (endpoint, task), so running the pre-fill again updates the row instead of adding one."""
+
+    class ParseStatus(models.TextChoices):
+        OK = "ok", _("Parsed")
+        ERROR = "error", _("Parse error")
+
+    endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="span_judgments")
+    task = models.ForeignKey("annotation.Task", on_delete=models.CASCADE, related_name="span_judgments")
+    language = models.CharField(max_length=2, default="en", help_text=_("Language of the prompt."))
+    raw_output = models.TextField(blank=True)
+    parse_status = models.CharField(max_length=5, choices=ParseStatus.choices)
+    parse_reason = models.CharField(max_length=200, blank=True)
+    n_spans = models.PositiveSmallIntegerField(default=0)
+    n_dropped = models.PositiveSmallIntegerField(default=0)
+    latency_s = models.FloatField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["task", "endpoint"]
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "task"], name="uniq_span_judgment_per_endpoint_task")
+        ]
+
+    def __str__(self) -> str:
+        return f"span judgment of task {self.task_id} by {self.endpoint_id} ({self.parse_status})"

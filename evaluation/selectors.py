@@ -6,15 +6,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from django.core.exceptions import ValidationError
-from django.db.models import F, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from annotation.models import Task
 from datasets_app.models import Prompt, Response
-from evaluation.domain.answer_extraction import REFUSAL_RULE
+from evaluation.domain.answer_extraction import AMBIGUOUS_RULE, MCQ_PROMPT_VARIANTS, REFUSAL_RULE
 from evaluation.domain.benchmark_metrics import accuracy_by, chrf_pp_corpus, chrf_pp_corpus_by, mean_score_by
 from evaluation.domain.judge_templates import (
     ASPECT_CATEGORIES,
@@ -25,6 +24,16 @@ from evaluation.domain.judge_templates import (
     category_label,
     normalise_category,
 )
+from evaluation.domain.language_tables import (
+    AVG,
+    accuracy_by_language,
+    chrf_by_language,
+    grades_by_language,
+    language_register,
+    mean_by_language,
+)
+from evaluation.domain.presets import PRESETS, benchmark_rule_values, judge_rule_values, rules_against_preset
+from evaluation.domain.prompt_sets import DRAW, combine_template_table
 from evaluation.models import (
     BenchmarkResult,
     BenchmarkRun,
@@ -41,6 +50,11 @@ from evaluation.models import (
     validate_base_url,
     validate_trust_remote_code,
 )
+
+# pandas takes long to import: the functions that use it import it, so start-up (URL loading, a
+# worker's boot) does not.
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def pair_key(a: int, b: int, turn: int | None) -> str:
@@ -338,7 +352,11 @@ def pair_verdict_list(*, run: JudgeRun) -> QuerySet[PairVerdict]:
 
 
 def judge_run_summary(*, run: JudgeRun) -> dict[str, Any]:
-    """Counts of parse status, and for pairwise runs of verdicts and position consistency."""
+    """Counts of parse status, and for pairwise runs of verdicts and position consistency; graded runs
+    their mean score and ``by_language`` (SeaBench's table: the mean grade of each model's responses per
+    language, grades that did not parse left out, and ``avg`` over languages)."""
+    import pandas as pd
+
     judgments = Judgment.objects.filter(judge_run=run)
     summary: dict[str, Any] = {
         "n_judgments": judgments.count(),
@@ -353,6 +371,22 @@ def judge_run_summary(*, run: JudgeRun) -> dict[str, Any]:
     else:
         scores = [s for s in judgments.exclude(score=None).values_list("score", flat=True)]
         summary["mean_score"] = sum(scores) / len(scores) if scores else None
+        rows = list(
+            judgments.filter(order=Judgment.Order.SINGLE).values_list(
+                "response_a__model_name", "prompt__language", "parse_status", "score"
+            )
+        )
+        if rows:
+            frame = pd.DataFrame(
+                [
+                    (model or "", language, score if status == Judgment.ParseStatus.OK else None)
+                    for model, language, status, score in rows
+                ],
+                columns=["model", "language", "score"],
+            )
+            frame["score"] = frame["score"].astype(float)
+            # SeaBench's table: the mean grade per model and language, and the mean over languages.
+            summary["by_language"] = grades_by_language(frame)
     return summary
 
 
@@ -361,6 +395,8 @@ def benchmark_result_list(*, run: BenchmarkRun) -> QuerySet[BenchmarkResult]:
 
 
 def benchmark_results_frame(*, run: BenchmarkRun) -> pd.DataFrame:
+    import pandas as pd
+
     rows = list(
         BenchmarkResult.objects.filter(benchmark_run=run).values(
             "item_key",
@@ -388,16 +424,36 @@ def benchmark_results_frame(*, run: BenchmarkRun) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def _scored_by_score(run: BenchmarkRun) -> bool:
+    return run.task == BenchmarkRun.Task.TRANSLATION or run.config.get("scoring") == "judge"
+
+
+def _language_table(run: BenchmarkRun, frame: pd.DataFrame, row_columns: Sequence[str]) -> dict[str, Any]:
+    """The per-language table of ``frame`` (results of runs like ``run``): corpus chrF++ for translation,
+    the mean score for judged open QA, accuracy otherwise; with the macro ``avg`` over languages."""
+    if run.task == BenchmarkRun.Task.TRANSLATION:
+        return chrf_by_language(frame[frame["reference"] != ""], row_columns=row_columns)
+    if _scored_by_score(run):
+        return mean_by_language(frame, row_columns=row_columns, score_col="score")
+    return accuracy_by_language(frame, row_columns=row_columns)
+
+
 def benchmark_tables(*, run: BenchmarkRun, by: Sequence[str] | None = None) -> dict[str, Any]:
     """Accuracy (multiple choice, substring open QA) or mean score (judged open QA, translation) by group,
     plus the overall figure; translation runs also get corpus-level chrF++.
 
-    ``by`` defaults to category, language and register, and for multiple choice also the prompt
-    template (``variant``) each question was asked with. Multiple-choice runs count refusals apart
-    (``n_refusals``): they are wrong answers, but not guesses.
+    ``by`` defaults to category, language, register and language with register (``language_register``:
+    ``jav / krama``, or the language alone), and for multiple choice also the prompt template
+    (``variant``) each question was asked with. Multiple-choice runs count apart, among the answers no
+    letter was read from, refusals (``n_refusals``) and answers naming two or more letters
+    (``n_ambiguous``, the rule ``ambiguous``): both are wrong answers, but not guesses.
+
+    ``by_language`` is SeaBench's and LoraxBench's table for the run: one row (the run's model) with a
+    column per language (accuracy, the mean score, or for translation the corpus chrF++ of the language's
+    sentences) and ``avg``, the unweighted mean over languages; ``language_avg`` is that ``avg``.
     """
     if by is None:
-        by = ("category", "language", "register")
+        by = ("category", "language", "register", "language_register")
         if run.task == BenchmarkRun.Task.MCQ:
             by = (*by, "variant")
     frame = benchmark_results_frame(run=run)
@@ -405,37 +461,152 @@ def benchmark_tables(*, run: BenchmarkRun, by: Sequence[str] | None = None) -> d
     tables: dict[str, Any] = {"n": len(frame), "mode": run.mode}
     if frame.empty:
         return tables
+    frame["language_register"] = [
+        language_register(language, register)
+        for language, register in zip(frame["language"], frame["register"], strict=True)
+    ]
     if run.task == BenchmarkRun.Task.MCQ:
-        tables["n_refusals"] = BenchmarkResult.objects.filter(
-            benchmark_run=run, raw__rule=REFUSAL_RULE
-        ).count()
-    scored_by_score = run.task == BenchmarkRun.Task.TRANSLATION or run.config.get("scoring") == "judge"
-    if scored_by_score:
+        tables.update(
+            BenchmarkResult.objects.filter(benchmark_run=run).aggregate(
+                n_refusals=Count("pk", filter=Q(raw__rule=REFUSAL_RULE)),
+                n_ambiguous=Count("pk", filter=Q(raw__rule=AMBIGUOUS_RULE)),
+            )
+        )
+    if _scored_by_score(run):
         tables["overall"] = mean_score_by(frame, by=(), score_col="score").to_dict("records")
         tables["by"] = {
             col: mean_score_by(frame, by=[col], score_col="score").to_dict("records") for col in by
         }
-        if run.task == BenchmarkRun.Task.TRANSLATION:
-            done = frame[frame["reference"] != ""]
-            if len(done):
-                tables["corpus_chrf_pp"] = chrf_pp_corpus(list(done["prediction"]), list(done["reference"]))
-                # LoraxBench's table: corpus chrF++ per language (and per language and register), with the
-                # mean over languages as its average column.
-                hypotheses, references = list(done["prediction"]), list(done["reference"])
-                languages = [str(language or "") for language in done["language"]]
-                with_register = [
-                    f"{language} / {register}" if isinstance(register, str) and register else language
-                    for language, register in zip(languages, done["register"], strict=True)
-                ]
-                tables["corpus_chrf_pp_by_language"] = chrf_pp_corpus_by(hypotheses, references, languages)
-                tables["corpus_chrf_pp_by_language_register"] = chrf_pp_corpus_by(
-                    hypotheses, references, with_register
-                )
-                per_language = tables["corpus_chrf_pp_by_language"]
-                tables["corpus_chrf_pp_language_mean"] = sum(r["corpus_chrf_pp"] for r in per_language) / len(
-                    per_language
-                )
     else:
         tables["overall"] = accuracy_by(frame, by=()).to_dict("records")
         tables["by"] = {col: accuracy_by(frame, by=[col]).to_dict("records") for col in by}
+    if run.task == BenchmarkRun.Task.TRANSLATION:
+        done = frame[frame["reference"] != ""]
+        if len(done):
+            tables["corpus_chrf_pp"] = chrf_pp_corpus(list(done["prediction"]), list(done["reference"]))
+            # LoraxBench's table: corpus chrF++ per language (and per language and register).
+            hypotheses, references = list(done["prediction"]), list(done["reference"])
+            languages = [str(language or "") for language in done["language"]]
+            tables["corpus_chrf_pp_by_language"] = chrf_pp_corpus_by(hypotheses, references, languages)
+            tables["corpus_chrf_pp_by_language_register"] = chrf_pp_corpus_by(
+                hypotheses, references, list(done["language_register"])
+            )
+    frame["model"] = run.endpoint.slug
+    if run.task != BenchmarkRun.Task.TRANSLATION or "corpus_chrf_pp" in tables:
+        table = _language_table(run, frame, ("model",))
+        combined = _template_tables(run, frame, tables)
+        if combined is not None and table["rows"]:
+            # Every item was asked with every template: the run's figures combine the templates' own.
+            row = table["rows"][0]
+            row.update({language: combined.get(language) for language in table["languages"]})
+            row.update(avg=combined[AVG], overall=combined.get("overall"))
+        tables["by_language"] = table
+        tables["language_avg"] = table["rows"][0][AVG] if table["rows"] else None
+        if run.task == BenchmarkRun.Task.TRANSLATION:
+            # The average column of LoraxBench's table (the same figure as ``language_avg``).
+            tables["corpus_chrf_pp_language_mean"] = tables["language_avg"]
     return tables
+
+
+def run_template_set(run: BenchmarkRun) -> tuple[list[str], str]:
+    """The ids of the templates a benchmark run asked with, and their aggregation (runs started before
+    template sets: their one variant, or the language's variants drawn per question)."""
+    if "templates" in run.config:
+        return [t["id"] for t in run.config["templates"]], run.config.get("aggregation", DRAW)
+    if run.config.get("variant"):
+        return [run.config["variant"]], DRAW
+    if run.task == BenchmarkRun.Task.MCQ:
+        return [v.id for v in MCQ_PROMPT_VARIANTS[run.config.get("prompt_language", "id")]], DRAW
+    return [], DRAW
+
+
+def _template_tables(run: BenchmarkRun, frame: pd.DataFrame, tables: dict[str, Any]) -> dict[str, Any] | None:
+    """For a run that asked every item with every template (``mean``/``max``): each template's per-language
+    table (``tables["templates"]["table"]``) and their combination, which it returns; else None."""
+    ids, aggregation = run_template_set(run)
+    if aggregation == DRAW or len(ids) < 2:
+        return None
+    per_template = _language_table(run, frame, ("variant",))
+    combined = combine_template_table(per_template, aggregation, column="variant")
+    tables["templates"] = {
+        "aggregation": aggregation,
+        "ids": ids,
+        "table": per_template,
+        "combined": combined,
+    }
+    return combined
+
+
+# Runs the comparison table of a benchmark run puts side by side at most.
+COMPARED_RUNS = 12
+
+
+def benchmark_comparable_runs(*, run: BenchmarkRun, limit: int = COMPARED_RUNS) -> list[BenchmarkRun]:
+    """Runs scored like ``run``, newest first: the same dataset and task, the same scoring (and for
+    translation the same direction), succeeded; ``run`` itself always among them."""
+    candidates = (
+        BenchmarkRun.objects.filter(dataset_id=run.dataset_id, task=run.task, status=RunStatus.SUCCEEDED)
+        .exclude(pk=run.pk)
+        .select_related("endpoint")
+        .order_by("-created_at", "-id")
+    )
+    # Pooled per-language figures compare runs asked the same way: the same templates and aggregation.
+    alike = [
+        other
+        for other in candidates
+        if other.config.get("scoring") == run.config.get("scoring")
+        and other.config.get("direction") == run.config.get("direction")
+        and run_template_set(other) == run_template_set(run)
+    ]
+    return [run, *alike[: max(limit - 1, 0)]]
+
+
+def benchmark_comparison(*, run: BenchmarkRun, limit: int = COMPARED_RUNS) -> dict[str, Any] | None:
+    """The per-language table of the runs comparable with ``run`` (:func:`benchmark_comparable_runs`):
+    one row per run (``run``, ``model``, ``mode``, ``name``), a column per language, ``avg`` over
+    languages; best ``avg`` first. None when no other run compares."""
+    import pandas as pd
+
+    ids, aggregation = run_template_set(run)
+    if aggregation != DRAW and len(ids) > 1:
+        return None  # each run's figure combines its templates' own; pooling their items would not
+    runs = {other.pk: other for other in benchmark_comparable_runs(run=run, limit=limit)}
+    if len(runs) < 2:
+        return None
+    rows = list(
+        BenchmarkResult.objects.filter(benchmark_run_id__in=list(runs)).values(
+            "benchmark_run_id", "language", "prediction", "reference", "correct", "score"
+        )
+    )
+    if not rows:
+        return None
+    frame = pd.DataFrame(rows).rename(columns={"benchmark_run_id": "run"})
+    frame["model"] = [runs[pk].endpoint.slug for pk in frame["run"]]
+    table = _language_table(run, frame, ("run", "model"))
+    if len(table["rows"]) < 2:
+        return None
+    for row in table["rows"]:
+        other = runs[int(row["run"])]
+        row.update(run=other.pk, mode=other.mode, name=other.name)
+    table["rows"].sort(key=lambda row: (row[AVG] is None, -(row[AVG] or 0.0), row["run"]))
+    return table
+
+
+def run_rules(run: BenchmarkRun | JudgeRun) -> dict[str, Any]:
+    """Every protocol rule in force in a benchmark or judge run, each beside its preset's value when the
+    run was started from one (``evaluation.domain.presets``)."""
+    preset = PRESETS.get(run.config.get("preset", ""))
+    if isinstance(run, BenchmarkRun):
+        ids, aggregation = run_template_set(run)
+        values = benchmark_rule_values(
+            task=run.task, mode=run.mode, config=run.config, template_ids=ids, aggregation=aggregation
+        )
+    else:
+        values = judge_rule_values(
+            judge_kind=run.judge_kind,
+            pairwise_family=run.pairwise_family,
+            order_mode=run.order_mode,
+            language=run.template.language,
+            config=run.config,
+        )
+    return {"preset": preset, "rows": rules_against_preset(values, preset)}

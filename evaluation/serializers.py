@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from evaluation.domain.judge_parsing import plain_score
 from evaluation.models import (
     BenchmarkResult,
     BenchmarkRun,
@@ -27,6 +28,7 @@ ENDPOINT_OUTPUT_FIELDS = [
     "backend_options",
     "api_key_env",
     "is_active",
+    "family",
     "created_at",
     "updated_at",
 ]
@@ -63,6 +65,12 @@ class EndpointInputSerializer(serializers.Serializer):
         "MODEL_KEY_ENV_PREFIX (default TIMBANG_MODEL_KEY_) or be listed in MODEL_KEY_ENV_NAMES.",
     )
     is_active = serializers.BooleanField(default=True)
+    family = serializers.CharField(
+        max_length=100,
+        allow_blank=True,
+        default="",
+        help_text="Model family (qwen, llama, ...), for the judge lab.",
+    )
 
 
 class EndpointUpdateSerializer(EndpointInputSerializer):
@@ -135,7 +143,9 @@ class GenerationRunInputSerializer(serializers.Serializer):
     n_per_prompt = serializers.IntegerField(min_value=1, max_value=100, default=1)
     name = serializers.CharField(max_length=200, allow_blank=True, default="")
     options = serializers.DictField(
-        default=dict, help_text="sampling, seed, max_tokens, system_prompt, chunk_size"
+        default=dict,
+        help_text="sampling, seed, max_tokens, system_prompt (sent as the first chat message of every "
+        "conversation), chunk_size, prompt_ids",
     )
 
 
@@ -155,7 +165,12 @@ class JudgeRunInputSerializer(serializers.Serializer):
         "Default: the template's family, or no_tie.",
     )
     name = serializers.CharField(max_length=200, allow_blank=True, default="")
-    options = serializers.DictField(default=dict)
+    options = serializers.DictField(
+        default=dict,
+        help_text="language, sampling, seed, max_tokens, chunk_size, models, generation_run_ids, per_turn, "
+        "structured_output, explanation_max_chars, on_one_error, samples (k verdicts per item, temperature > 0). Sampling: these values, else the "
+        "template's sampling, else the endpoint's defaults (config.sampling_sources says which).",
+    )
 
 
 class BenchmarkRunInputSerializer(serializers.Serializer):
@@ -178,6 +193,11 @@ class CancelResultSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=RunStatus.choices)
 
 
+class RetryResultSerializer(serializers.Serializer):
+    queued = serializers.IntegerField(help_text="Items without a result queued again (0: nothing to retry).")
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+
+
 JUDGMENT_FIELDS = [
     "id",
     "target_key",
@@ -187,6 +207,7 @@ JUDGMENT_FIELDS = [
     "turn",
     "annotation_task_id",
     "order",
+    "sample",
     "template_kind",
     "template_version",
     "parse_status",
@@ -202,7 +223,16 @@ JUDGMENT_FIELDS = [
 ]
 
 
+class ScoreField(serializers.FloatField):
+    """A graded judge's score: a whole one as an integer (7), any other as a decimal (7.5); null for none."""
+
+    def to_representation(self, value):
+        return plain_score(float(value))
+
+
 class JudgmentSerializer(serializers.ModelSerializer):
+    score = ScoreField(read_only=True, allow_null=True)
+
     class Meta:
         model = Judgment
         fields = JUDGMENT_FIELDS
@@ -219,6 +249,7 @@ PAIR_VERDICT_FIELDS = [
     "annotation_task_id",
     "verdict",
     "consistency",
+    "sample",
     "reason",
 ]
 

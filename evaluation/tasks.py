@@ -9,12 +9,14 @@ A periodic task sends again the chunks whose tasks the broker lost (a Redis rest
 
 from datetime import timedelta
 
-from celery import current_app, shared_task
+from celery import current_app, shared_task, signals
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import ChannelError
 
-from evaluation.models import RunChunk
+from annotation.models import Project
+from evaluation.models import ModelEndpoint, RunChunk
+from evaluation.selectors import model_queues
 from evaluation.services import benchmark_chunk_process, generation_chunk_process, judge_chunk_process
 from evaluation.services.runs import (
     chunks_requeue_lost,
@@ -22,6 +24,8 @@ from evaluation.services.runs import (
     run_settle_after_redelivery,
     runs_finish_settled,
 )
+from evaluation.services.span_prefill import SPAN_PREFILL_TASK, span_prefill_run
+from evaluation.services.workers import QueueReporter
 
 _COMMON = {
     "ignore_result": True,
@@ -94,6 +98,17 @@ def broker_queue_size(queue: str) -> int | None:
         return None
 
 
+@shared_task(name=SPAN_PREFILL_TASK, **_COMMON)
+def span_prefill(project_id: int, endpoint_id: int, lang: str = "en") -> bool:
+    """Pre-fill the error spans of an MQM or ESA project with a model (safe to run again)."""
+    project = Project.objects.filter(pk=project_id).first()
+    endpoint = ModelEndpoint.objects.filter(pk=endpoint_id).first()
+    if project is None or endpoint is None or project.status == Project.Status.CLOSED:
+        return False
+    span_prefill_run(project=project, endpoint=endpoint, lang=lang)
+    return True
+
+
 @shared_task(name="evaluation.chunks_requeue_lost", ignore_result=True, soft_time_limit=120, time_limit=180)
 def chunks_requeue_lost_task() -> int:
     """Periodic (beat): finish the runs whose chunks are all done, and send again the pending chunks of
@@ -105,3 +120,38 @@ def chunks_requeue_lost_task() -> int:
         running_limit=timedelta(seconds=_COMMON["time_limit"]),
         lost_after=timedelta(seconds=settings.RUN_CHUNK_LOST_AFTER_S),
     )
+
+
+_reporter: QueueReporter | None = None
+
+
+@signals.worker_ready.connect
+def _report_queues(sender, **_kwargs) -> None:
+    """Once the worker consumes, report its queues (and follow new model queues with MODEL_QUEUES_FOLLOW)."""
+    global _reporter
+    consumer = sender
+
+    def consuming() -> list[str]:
+        task_consumer = consumer.task_consumer
+        return [queue.name for queue in task_consumer.queues] if task_consumer else []
+
+    def add(queue: str) -> None:
+        consumer.call_soon(consumer.add_task_queue, queue)
+
+    def wanted() -> list[str]:
+        return model_queues(configured=settings.MODEL_QUEUES)
+
+    _reporter = QueueReporter(
+        hostname=consumer.hostname,
+        consuming=consuming,
+        add=add,
+        wanted=wanted if settings.MODEL_QUEUES_FOLLOW else None,
+        interval_s=settings.WORKER_REPORT_INTERVAL_S,
+    )
+    _reporter.start()
+
+
+@signals.worker_shutdown.connect
+def _forget_queues(**_kwargs) -> None:
+    if _reporter is not None:
+        _reporter.stop()

@@ -1,23 +1,44 @@
 """Multiple-choice benchmarks: prompt variants, k-shot prompts and rule-based answer extraction.
 
 Answer extraction reads a model's free text and returns the option letter it chose, or ``None`` when it
-cannot tell; ``None`` is scored as wrong, never guessed. The rules run from the most to the least explicit:
+cannot tell; ``None`` is scored as wrong, never guessed. Each rule has a name (:data:`RULES`), recorded with
+every result. The rules were built from what the shipped GGUF models write when asked the demo questions
+(``bench/collect_mcq_outputs.py``; the outputs and their hand labels are test data). In order:
 
-1. the whole answer is a letter (``B``, ``(B)``, ``b.``, ``**C**``);
-2. an explicit answer phrase (``Answer: D``, ``Jawaban: D``, ``The correct answer is E``,
-   ``Jawaban yang benar adalah E``, ``I choose B``);
-3. the answer starts with a letter form (``(B) text``, ``B. text``, ``B)``, ``B: text``);
-4. the whole answer is one option's text (after normalisation);
-5. a refusal (``Maaf, saya tidak bisa menjawab``, ``I cannot answer``): no letter, rule ``refusal``, so a
-   refusal is counted apart from an answer that could not be read;
-6. letters referred to anywhere (``(C)``, ``option C``, ``pilihan C``);
-7. exactly one option's text occurs in the answer.
+1. ``bare_letter``: the whole answer is a letter (``B``, ``(B)``, ``b.``, ``**C**``).
+2. The answer stated, every one of these asked at once:
 
-A lower-case letter counts only where nothing else can be meant: alone (``(d)``, ``d.``) or in brackets after
-an answer phrase (``Answer: (d)``), never as a word (``Answer: a lot``).
+   - ``final_answer``: ``Jawaban akhir: **D**``, ``So the final answer is d.``;
+   - ``answer_phrase``: ``Answer: D``, ``Jawaban: D``, ``The correct answer is E``, ``the answer is c``,
+     ``Jawaban yang benar adalah E``, ``Pilih yang benar adalah "B"``, ``Pilihan Anda: D``;
+   - ``answer_text``: an answer phrase followed by an option's text (``The correct answer is Canting.``);
+   - ``own_answer``: ``Jawabannya B``, ``Pilihan saya D``, ``My answer is B``;
+   - ``choice_phrase``: ``I choose B``, ``Saya pilih opsi B``;
+   - ``correct_letter``: ``Option E is correct``, ``The letter "E" is the correct answer``;
+   - ``leading_letter``: the answer opens with a letter form (``(B) text``, ``B. text``, ``B)``, ``B: text``);
+   - ``option_text``: the first line is exactly one option's text (after normalisation).
 
-Within a rule, two different letters make the answer ambiguous and the result is ``None`` without trying
-later rules: a model that says "A or B" has not answered.
+   One letter among them is the answer, under the first rule in this order that named it; two or more
+   (``C) Jakarta`` then ``The correct answer is A``; ``Cetak`` then ``The correct answer is Canting``) make
+   the answer ``ambiguous``.
+3. ``refusal`` (``Maaf, saya tidak bisa menjawab``, ``I cannot answer``): no letter, so a refusal is counted
+   apart from an answer that could not be read.
+4. ``letter_reference``: letters referred to anywhere (``(C)``, ``option C``, ``pilihan C``).
+5. ``option_text_contained``: exactly one option's text occurs in the answer, and most of the words of no
+   other option do (a mix of options chooses none).
+
+An option list in the answer (two or more lines opening with different letters: the options echoed back, or
+options the model made up) is set aside before the rules run, so the list's first letter is never read as
+the answer; a letter read from what is left is recorded as ``echoed_options``.
+
+A lower-case letter counts only where nothing else can be meant: alone (``(d)``, ``d.``), at the end of a
+sentence after an answer phrase (``the answer is c.``) or in brackets, never as a word (``Answer: a lot``).
+After a blank line a letter no longer answers the phrase before it (``Jawaban:`` then a list ``A: ...``).
+
+Two or more letters named as the answer (``A or B``, ``Jawabannya B atau C``, ``adalah "B" yang adalah
+"D"``, two answer phrases that disagree), or two options' texts, give ``None`` with the one reason
+``ambiguous`` (:data:`AMBIGUOUS_RULE`), whichever rule found them; a letter ruled out (``not (C)``) is not
+named. The other reasons for ``None`` are ``not_found``, ``empty`` and ``no_text``.
 
 Prompt variants are data; :func:`choose_variant` picks one per question by a seeded hash, so a benchmark
 run is reproducible across processes and machines (Python's ``hash()`` is salted per process). There are four
@@ -67,34 +88,77 @@ def normalise_text(text: str) -> str:
 # --------------------------------------------------------------------------------------------------
 # Extraction rules
 
-_BARE = re.compile(r"^\W*([A-Za-z])\W*$")
-# A lower-case letter counts only where the sentence ends after it ("the answer is c.") or an alternative
-# follows ("b or c"), so that "the answer is a bit unclear" names nothing.
-_LOWER_LETTER_END = r"([a-z])(?=\s*(?:$|[.,;:!)\]/]|(?:or|atau)\s))"
-_ANSWER_PHRASE = re.compile(
-    r"(?i:\b(?:the\s+)?(?:correct\s+|right\s+|best\s+|final\s+)?(?:answer|option|choice)"
-    r"|\bjawaban(?:nya)?|\bpilihan(?:nya)?|\bopsi)"
-    r"(?:\s+(?i:akhir(?:nya)?|final|saya))?"
-    r"(?:\s+(?i:yang\s+(?:benar|tepat|paling\s+tepat|paling\s+benar|sesuai)))?"
-    r"\s*(?:(?i:is|adalah|ialah|yaitu|would\s+be)\s*:?|[:：=])\s*"
-    r"(?i:(?:option|pilihan|opsi|huruf)\s+)?"
-    rf"(?:[*\"'(\[]*([A-Z])(?![A-Za-z0-9])|[(\[]([a-z])[)\]]|{_LOWER_LETTER_END})"
+#: The reason recorded when the answer names two or more letters (or option texts) as its answer.
+AMBIGUOUS_RULE = "ambiguous"
+#: The reason recorded when the answer declines to choose.
+REFUSAL_RULE = "refusal"
+#: Rule names in order of precedence; the last four say why no letter was read.
+RULES = (
+    "bare_letter",
+    "final_answer",
+    "answer_phrase",
+    "answer_text",
+    "own_answer",
+    "choice_phrase",
+    "correct_letter",
+    "leading_letter",
+    "option_text",
+    "echoed_options",
+    REFUSAL_RULE,
+    "letter_reference",
+    "option_text_contained",
+    AMBIGUOUS_RULE,
+    "not_found",
+    "empty",
+    "no_text",
 )
-# The speaker's own answer named without a verb or colon: "Jawabannya B", "Pilihan saya D", "Jawaban saya C".
+
+_BARE = re.compile(r"^\W*([A-Za-z])\W*$")
+# A letter as an answer: a capital not followed by another letter or digit (``B``, ``(B)``, ``**B**``), a
+# lower-case letter in brackets, or a lower-case letter where the sentence ends after it ("the answer is c.")
+# or an alternative follows ("b or c"), so that "the answer is a bit unclear" names nothing.
+_LOWER_LETTER_END = r"([a-z])(?=\s*(?:$|[.,;:!)\]/]|(?:or|atau)\s))"
+_LETTER = rf"(?:[*\"'(\[]*([A-Z])(?![A-Za-z0-9])|[(\[]([a-z])[)\]]|{_LOWER_LETTER_END})"
+_LETTER_WORD = r"(?i:(?:option|pilihan|opsi|huruf|letter)\s+)?"
+# What introduces an answer: "the correct answer", "Jawaban akhir", "Pilihan Anda", "yang benar" ...
+_ANSWER_HEAD = (
+    r"(?i:\b(?:the\s+)?(?:correct\s+|right\s+|best\s+|final\s+)?(?:answer|option|choice)"
+    r"|\bjawaban(?:nya)?|\bpilih(?:an(?:nya)?)?|\bopsi)"
+    r"(?:\s+(?i:akhir(?:nya)?|final|saya|anda))?"
+    r"(?:\s+(?i:yang\s+(?:benar|tepat|paling\s+tepat|paling\s+benar|sesuai)))?"
+    r"|(?i:\byang\s+(?:benar|tepat|paling\s+tepat|paling\s+benar))"
+)
+# ... then "is", "adalah" or a colon; the answer may follow on the next line, not after a blank line.
+_ANSWER_VERB = r"[ \t]*(?:(?i:is|adalah|ialah|yaitu|would\s+be)[ \t]*:?|[:：=])[ \t]*(?:\n[ \t]*)?"
+_FINAL = re.compile(r"(?i:final|akhir)")
+_ANSWER_PHRASE = re.compile(rf"(?:{_ANSWER_HEAD}){_ANSWER_VERB}{_LETTER_WORD}{_LETTER}")
+# An answer phrase followed by an option's text instead of its letter: "The correct answer is Canting."
+_ANSWER_TEXT = re.compile(rf"(?:{_ANSWER_HEAD}){_ANSWER_VERB}[*\"'(\[]*([^\n]+)")
+# The speaker's own answer named without a verb or colon: "Jawabannya B", "Pilihan saya D", "My choice B".
 _OWN_ANSWER = re.compile(
     r"(?i:\bjawabannya|\b(?:jawaban|pilihan)\s+saya|\bmy\s+(?:answer|choice)(?:\s+is)?)"
-    r"\s+[*\"'(\[]*([A-Z])(?![A-Za-z0-9])"
+    rf"\s+{_LETTER_WORD}{_LETTER}"
 )
-_CHOOSE_PHRASE = re.compile(
+_CHOICE_PHRASE = re.compile(
     r"(?i:\b(?:i\s+(?:would\s+)?(?:choose|pick|select|go\s+with)|(?:saya\s+)?(?:memilih|pilih)))\s+"
     r"(?i:(?:option|pilihan|opsi|jawaban|huruf)\s+)?[*\"'(\[]*([A-Z])(?![A-Za-z0-9])"
 )
-_LEADING = re.compile(r"^[(\[]?([A-Z])[)\].:](?:\s|$)")
-# "A or B", "B/C", "A, D" right after a letter: the model named alternatives, not an answer.
-_ALTERNATIVE = re.compile(
-    r"\s*(?:(?i:or|atau|and|dan)\b|[,/&])\s*"
-    rf"(?:[*\"'(\[]*([A-Z])(?![A-Za-z0-9])|[(\[]([a-z])[)\]]|{_LOWER_LETTER_END})"
+# A letter said to be right: "Option E is correct", '"C" is the correct answer', "B adalah jawaban yang benar".
+_CORRECT_LETTER = re.compile(
+    r"(?:(?i:\b(?:option|pilihan|opsi|huruf|letter)\s+)|(?<![A-Za-z0-9]))[\"'(\[]?([A-Z])[\"')\]]?"
+    r"[ \t]+(?i:is\s+(?:the\s+)?(?:correct|right)\b|adalah\s+jawaban\s+yang\s+(?:benar|tepat)\b)"
 )
+# Letters quoted or bracketed later in the sentence of an answer phrase, each named as the answer again
+# ('adalah "B" yang adalah "D"', 'is (B) or also (C)'); not one the sentence only explains ("because (A) ...").
+_SAME_SENTENCE = re.compile(r"[^.!?\n]*")
+_QUOTED_LETTER = re.compile(r"(?i:\b(?:adalah|ialah|is|atau|or))\s+[\"'(\[]([A-Z])[\"')\]]")
+# A letter that starts the answer: "B. text", "(B) text", "B)", "B: text", or "A or B", "C and D", "B/C"
+# (alternatives, read as ambiguous).
+_LEADING = re.compile(r"^[(\[]?([A-Z])(?:[)\].:](?:\s|$)|(?=\s*(?:(?i:or|atau|and|dan)\s|[/&])))")
+# A line of an option list: "A. text", "(B) text", "C) text", "D: text".
+_LIST_LINE = re.compile(r"^\s*[(\[]?([A-Za-z])[)\].:]\s+\S")
+# "A or B", "B/C", "A, D" right after a letter: the model named alternatives, not an answer.
+_ALTERNATIVE = re.compile(rf"\s*(?:(?i:or|atau|and|dan)\b|[,/&])\s*{_LETTER}")
 _REFUSAL = re.compile(
     r"(?i:\b(?:i\s+(?:can\s*not|can't|cannot|am\s+(?:not\s+able|unable)\s+to|won't|will\s+not)\s+"
     r"(?:answer|help|choose|determine|provide)"
@@ -102,7 +166,6 @@ _REFUSAL = re.compile(
     r"|(?:saya\s+)?(?:tidak|tak)\s+(?:bisa|dapat|mampu|akan)\s+(?:menjawab|memilih|membantu|menentukan)"
     r"|saya\s+tidak\s+tahu|maaf,?\s+saya\s+tidak|sebagai\s+(?:ai|model\s+bahasa)\b))"
 )
-REFUSAL_RULE = "refusal"
 _REFERENCED = re.compile(r"[(\[]([A-Z])[)\]]|(?i:\b(?:option|pilihan|opsi|huruf)\s+)([A-Z])(?![A-Za-z0-9])")
 
 
@@ -110,6 +173,28 @@ def _clean(text: str) -> str:
     text = strip_reasoning(text)
     text = text.replace("**", "").replace("__", "").replace("`", "")
     return text.strip()
+
+
+def _without_option_lists(text: str, options: Mapping[str, str]) -> str:
+    """``text`` without its option lists: runs of two or more lines that each start with a different
+    option's letter marker (``A. ...``, ``(B) ...``), the question's options echoed back or options the model
+    made up. A list names every letter and chooses none; the answer is what the model wrote around it.
+    Lines marked with letters that are not options (``Q:`` then ``A:``) are no list."""
+    lines = text.splitlines()
+    keep = [True] * len(lines)
+    start = 0
+    while start < len(lines):
+        end, letters = start, set()
+        while end < len(lines) and (marker := _LIST_LINE.match(lines[end])):
+            letter = marker.group(1).upper()
+            if letter in letters or letter not in options:
+                break
+            letters.add(letter)
+            end += 1
+        if end - start >= 2:
+            keep[start:end] = [False] * (end - start)
+        start = max(end, start + 1)
+    return "\n".join(line for line, kept in zip(lines, keep, strict=True) if kept).strip()
 
 
 def _letters_from(matches: Sequence[re.Match[str]], allowed: Mapping[str, str]) -> set[str]:
@@ -127,73 +212,127 @@ def _letters_from(matches: Sequence[re.Match[str]], allowed: Mapping[str, str]) 
     return found
 
 
+def _named_in_sentence(match: re.Match[str], allowed: Mapping[str, str]) -> set[str]:
+    """Quoted or bracketed letters in the rest of the sentence an answer phrase's letter starts."""
+    rest = _SAME_SENTENCE.match(match.string, match.end()).group(0)
+    return {letter for letter in _QUOTED_LETTER.findall(rest) if letter in allowed}
+
+
+def _option_opening(text: str, options: Mapping[str, str]) -> str | None:
+    """The option whose whole text ``text`` opens with (the longest, so ``Jawa Barat`` wins over ``Jawa``)."""
+    normalised = normalise_text(text)
+    found = [
+        (len(option), letter)
+        for letter, option in ((letter, normalise_text(text)) for letter, text in options.items())
+        if option and (normalised == option or normalised.startswith(option + " "))
+    ]
+    return max(found)[1] if found else None
+
+
+def _answers_named(text: str, options: Mapping[str, str]) -> dict[str, set[str]]:
+    """The letters each rule finds named as the answer, by rule name."""
+    named: dict[str, set[str]] = {}
+    for match in _ANSWER_PHRASE.finditer(text):
+        rule = "final_answer" if _FINAL.search(match.group(0)) else "answer_phrase"
+        letters = _letters_from([match], options)
+        if letters:
+            named.setdefault(rule, set()).update(letters | _named_in_sentence(match, options))
+    for match in _ANSWER_TEXT.finditer(text):
+        letter = _option_opening(match.group(1), options)
+        if letter is not None:
+            named.setdefault("answer_text", set()).add(letter)
+    for rule, pattern in (
+        ("own_answer", _OWN_ANSWER),
+        ("choice_phrase", _CHOICE_PHRASE),
+        ("correct_letter", _CORRECT_LETTER),
+    ):
+        letters = _letters_from(list(pattern.finditer(text)), options)
+        if letters:
+            named[rule] = letters
+    leading = _letters_from([m for m in [_LEADING.match(text)] if m], options)
+    if leading:
+        named["leading_letter"] = leading
+    first_line = text.splitlines()[0]
+    exact = [
+        letter for letter, option in options.items() if normalise_text(option) == normalise_text(first_line)
+    ]
+    if len(exact) == 1 and normalise_text(first_line):
+        named["option_text"] = set(exact)
+    return named
+
+
 def extract_choice_with_rule(text: object, options: Mapping[str, str]) -> tuple[str | None, str]:
-    """The chosen letter (or ``None``) and the name of the rule that decided."""
+    """The chosen letter (or ``None``) and the name of the rule that decided (one of :data:`RULES`).
+
+    Every rule that finds an answer stated (an answer phrase, a letter or an option's text opening the
+    answer, a letter said to be correct) is asked; when together they name two or more letters the result
+    is ``(None, AMBIGUOUS_RULE)``, and so it is when the weaker rules tried after them (letters referred to,
+    option texts contained) find two or more.
+    """
     options = _check_options(options)
     if not isinstance(text, str):
         return None, "no_text"
     cleaned = _clean(text)
     if not cleaned:
         return None, "empty"
+    rest = _without_option_lists(cleaned, options)
+    letter, rule = _read(rest, options)
+    if letter is not None and rest != cleaned:
+        return letter, "echoed_options"
+    return letter, rule
 
-    bare = _BARE.match(cleaned)
+
+def _read(text: str, options: Mapping[str, str]) -> tuple[str | None, str]:
+    if not text:
+        return None, "not_found"
+    bare = _BARE.match(text)
     if bare and bare.group(1).upper() in options:
         return bare.group(1).upper(), "bare_letter"
 
-    phrased = _letters_from(
-        [
-            *_ANSWER_PHRASE.finditer(cleaned),
-            *_CHOOSE_PHRASE.finditer(cleaned),
-            *_OWN_ANSWER.finditer(cleaned),
-        ],
-        options,
-    )
-    if len(phrased) == 1:
-        return phrased.pop(), "answer_phrase"
-    if len(phrased) > 1:
-        return None, "ambiguous_answer_phrase"
+    named = _answers_named(text, options)
+    stated = set().union(*named.values()) if named else set()
+    if len(stated) > 1:
+        return None, AMBIGUOUS_RULE
+    if stated:
+        return stated.pop(), next(rule for rule in RULES if rule in named)
 
-    leading = _letters_from([m for m in [_LEADING.match(cleaned)] if m], options)
-    if len(leading) == 1:
-        return leading.pop(), "leading_letter"
-    if len(leading) > 1:
-        return None, "ambiguous_leading_letters"
-
-    normalised = normalise_text(cleaned)
-    exact = [
-        letter for letter, option in options.items() if normalise_text(option) == normalised and normalised
-    ]
-    if len(exact) == 1:
-        return exact[0], "option_text"
-
-    if _REFUSAL.search(cleaned):
+    if _REFUSAL.search(text):
         return None, REFUSAL_RULE
 
-    referenced = _letters_from(list(_REFERENCED.finditer(cleaned)), options)
-    if len(referenced) == 1:
-        return referenced.pop(), "letter_reference"
+    referenced = _letters_from(list(_REFERENCED.finditer(text)), options)
     if len(referenced) > 1:
-        return None, "ambiguous_letters"
+        return None, AMBIGUOUS_RULE
+    if referenced:
+        return referenced.pop(), "letter_reference"
 
-    contained = _contained_options(normalised, options)
-    if len(contained) == 1:
-        return contained[0], "option_text_contained"
+    contained = _contained_options(normalise_text(text), options)
     if len(contained) > 1:
-        return None, "ambiguous_option_text"
+        return None, AMBIGUOUS_RULE
+    if contained:
+        return contained[0], "option_text_contained"
     return None, "not_found"
 
 
 def _contained_options(normalised_answer: str, options: Mapping[str, str]) -> list[str]:
     """Options whose normalised text occurs in the answer as whole words, minus options that only occur
-    as part of another occurring option (``Jawa`` inside ``Jawa Barat``)."""
+    as part of another occurring option (``Jawa`` inside ``Jawa Barat``). One option found beside most of
+    the words of another is a mix of options, not a choice: nothing is returned then."""
     padded = f" {normalised_answer} "
     texts = {letter: normalise_text(option) for letter, option in options.items()}
     hits = {letter: text for letter, text in texts.items() if text and f" {text} " in padded}
-    return sorted(
+    found = sorted(
         letter
         for letter, text in hits.items()
         if not any(other != text and f" {text} " in f" {other} " for other in hits.values())
     )
+    if len(found) == 1:
+        own = set(texts[found[0]].split())
+        words = set(normalised_answer.split())
+        for letter, text in texts.items():
+            rest = [word for word in text.split() if len(word) > 2 and word not in own]
+            if letter != found[0] and len(rest) >= 2 and 2 * sum(word in words for word in rest) >= len(rest):
+                return []
+    return found
 
 
 def extract_choice(text: object, options: Mapping[str, str]) -> str | None:

@@ -14,9 +14,13 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import pandas as pd
-from sacrebleu.metrics import CHRF
+# pandas and sacrebleu take long to import: the functions that use them import them, so start-up (URL loading, a
+# worker's boot) does not.
+if TYPE_CHECKING:
+    import pandas as pd
+    from sacrebleu.metrics import CHRF
 
 MISSING_LEVEL = "(none)"
 
@@ -29,6 +33,8 @@ ARTICLES: Mapping[str, frozenset[str]] = {
 
 
 def _chrf() -> CHRF:
+    from sacrebleu.metrics import CHRF
+
     return CHRF(word_order=2)
 
 
@@ -188,6 +194,8 @@ def accuracy_by(rows: pd.DataFrame, by: Sequence[str] = (), correct_col: str = "
     ``n_missing``. Missing group labels (no register, say) become ``"(none)"`` so they form a group of their
     own. With ``by=()`` the result is a single overall row.
     """
+    import pandas as pd
+
     by = list(by)
     needed = [*by, correct_col]
     absent = [column for column in needed if column not in rows.columns]
@@ -233,6 +241,8 @@ def accuracy_summary(
     Columns ``dimension, level, n, n_correct, n_missing, accuracy``; dimensions absent from ``rows`` are
     skipped, so the same call serves benchmarks with and without registers.
     """
+    import pandas as pd
+
     overall = accuracy_by(rows, (), correct_col)
     overall.insert(0, "level", "all")
     overall.insert(0, "dimension", "all")
@@ -259,6 +269,8 @@ def mean_score_by(
     ``missing="zero"`` counts a missing score as 0 (like a wrong answer); ``missing="drop"`` leaves it out of
     the mean (``n`` still counts it).
     """
+    import pandas as pd
+
     if missing not in ("zero", "drop"):
         raise ValueError(f"missing must be 'zero' or 'drop', got {missing!r}")
     by = list(by)

@@ -11,6 +11,10 @@ tries, in order, and stops at the first step that finds a score field or a keywo
 4. the balanced ``{...}`` objects in the text, left to right;
 5. keyword rules ("Response 1 is better", "Respons 2 lebih baik", "[[7]]", "Rating: [[7]]", "Score: 7/10").
 
+Graded judges may give a decimal score within the range: ``[[7.5]]``, ``Rating: 7.5``, ``{"score": 7.5}``,
+and with the Indonesian decimal comma ``Skor: 7,5``. A whole score reads as an ``int``, any other as a
+``float``.
+
 A step that finds a score field is decisive: if that score is out of range, or two candidates of that step
 disagree, the result is an error and later steps are not consulted, so a malformed score never turns into
 a number read from the explanation. A text that names both responses as the better one is an error.
@@ -27,10 +31,11 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from accounts.domain.echo import clipped
 from evaluation.domain.judge_templates import (
     FACTUAL,
     PAIRWISE,
@@ -70,12 +75,12 @@ class ParseResult:
     """Outcome of parsing one judge output.
 
     ``value`` is ``"Response 1"``/``"Response 2"`` (or ``"tie"`` when ties are allowed) for pairwise judges
-    and an ``int`` for graded ones, or ``None`` on error. ``reason`` names the step that matched (``json_fenced``, ``json_whole``,
+    and a number for graded ones (an ``int`` when whole, else a ``float`` such as 7.5), or ``None`` on error. ``reason`` names the step that matched (``json_fenced``, ``json_whole``,
     ``json_object``, ``keyword``) or says why parsing failed.
     """
 
     status: Literal["ok", "error"]
-    value: str | int | None
+    value: str | int | float | None
     reason: str
     raw: str
     explanation: str | None = None
@@ -199,7 +204,7 @@ def _embedded_objects(text: str) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------------------------------
 # Reading values
 
-_Interpreted = tuple[str | int | None, str | None]  # (value, error reason); exactly one is None
+_Interpreted = tuple[str | int | float | None, str | None]  # (value, error reason); exactly one is None
 
 _RESPONSE_WORD = r"(?:response|respons|respon|jawaban|tanggapan|answer|assistant|asisten)"
 # A response is named by its number (IndoPref's family: "Response 1") or by its shown letter (the with-tie
@@ -267,16 +272,22 @@ _NUMBER = r"(-?\d+(?:[.,]\d+)?)(?![.,]?\d)"  # the lookahead stops backtracking 
 _SCORE_STRING = re.compile(rf"^\W*?{_NUMBER}\s*\]*\s*(?:(?:/|out\s+of|dari)\s*(\d+))?\W*$", re.IGNORECASE)
 
 
-def _as_whole_number(text: str) -> float:
+def _as_number(text: str) -> float:
+    """A score as written: ``7``, ``7.5`` or, with the Indonesian decimal comma, ``7,5``."""
     return float(text.replace(",", "."))
 
 
+def plain_score(number: float | None) -> int | float | None:
+    """A score as an ``int`` when it is whole (7.0 -> 7) and as a ``float`` otherwise (7.5); ``None`` stays."""
+    if number is None:
+        return None
+    return int(number) if float(number).is_integer() else float(number)
+
+
 def _check_range(number: float, low: int, high: int) -> _Interpreted:
-    if number != int(number):
-        return None, f"score {number:g} is not a whole number"
     if not low <= number <= high:
-        return None, f"score {int(number)} is outside {low}-{high}"
-    return int(number), None
+        return None, f"score {clipped(repr(plain_score(number)))} is outside {low}-{high}"
+    return plain_score(number), None
 
 
 def _check_scale(denominator: str | None, high: int) -> str | None:
@@ -291,6 +302,8 @@ def _interpret_grade(value: object, low: int, high: int) -> _Interpreted:
     if isinstance(value, int | float):
         if value != value or value in (float("inf"), float("-inf")):
             return None, f"score {value!r} is not a number"
+        if isinstance(value, int) and not low <= value <= high:
+            return None, f"score {clipped(repr(value))} is outside {low}-{high}"  # may be too big for a float
         return _check_range(float(value), low, high)
     if isinstance(value, str):
         match = _SCORE_STRING.match(value)
@@ -298,7 +311,7 @@ def _interpret_grade(value: object, low: int, high: int) -> _Interpreted:
             scale_error = _check_scale(match.group(2), high)
             if scale_error:
                 return None, scale_error
-            return _check_range(_as_whole_number(match.group(1)), low, high)
+            return _check_range(_as_number(match.group(1)), low, high)
     return None, f"score {value!r} is not a number"
 
 
@@ -397,9 +410,7 @@ def _grade_keywords(text: str, low: int, high: int) -> _Interpreted | None:
         for match in matches:
             scale_error = _check_scale(match.group(2), high)
             outcomes.append(
-                (None, scale_error)
-                if scale_error
-                else _check_range(_as_whole_number(match.group(1)), low, high)
+                (None, scale_error) if scale_error else _check_range(_as_number(match.group(1)), low, high)
             )
         return _decide(outcomes, what="scores")
     return None
@@ -484,8 +495,8 @@ def parse_pairwise(raw: object, *, allow_tie: bool = False, truncated: bool = Fa
 
 
 def parse_grade(raw: object, low: int, high: int, *, truncated: bool = False) -> ParseResult:
-    """Parse a graded judge's output into an integer score in ``low..high`` (``truncated`` as in
-    :func:`parse_pairwise`)."""
+    """Parse a graded judge's output into a score in ``low..high``, whole or decimal (``7``, ``7.5``,
+    ``7,5``), an ``int`` when whole (``truncated`` as in :func:`parse_pairwise`)."""
     if low > high:
         raise ValueError(f"empty score range {low}-{high}")
     return _parse(
@@ -510,7 +521,9 @@ def parse_judge_output(
     raise ValueError(f"unknown judge kind {kind!r}")
 
 
-def normalised_factual_score(score: int | None, scale_max: int = SCORE_RANGES[FACTUAL][1]) -> float | None:
+def normalised_factual_score(
+    score: int | float | None, scale_max: int = SCORE_RANGES[FACTUAL][1]
+) -> float | None:
     """A 1-5 factual-correctness score divided by 5 (``None`` stays ``None``: an error is not a score)."""
     return None if score is None else score / scale_max
 
@@ -605,3 +618,111 @@ def combine_two_orders(
     else:
         reason = f"one order gave a tie, the other the {position} shown response"
     return CombinedVerdict(VERDICT_TIE, BIASED_FIRST if favours_first else BIASED_SECOND, reason)
+
+
+# --------------------------------------------------------------------------------------------------
+# Error spans (``evaluation.domain.span_judge``): {"errors": [{"text", "category", "severity"}]}
+
+_ERROR_LIST_KEYS = ("errors", "kesalahan", "spans", "issues")
+_SPAN_SEVERITY_WORDS = {
+    "minor": "minor",
+    "ringan": "minor",
+    "major": "major",
+    "berat": "major",
+    "critical": "major",
+}
+
+
+@dataclass(frozen=True)
+class SpanFound:
+    """An error the judge named, placed in the translation: ``[start, end)`` characters."""
+
+    start: int
+    end: int
+    category: str
+    severity: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SpanParseResult:
+    """``status`` ok or error; ``reason`` the stage that read the list, or why nothing could be read;
+    ``dropped`` how many listed errors were left out (words not in the translation, no severity)."""
+
+    status: str
+    spans: tuple[SpanFound, ...]
+    reason: str
+    raw: str
+    dropped: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+def _span_category(value: object, categories: Mapping[str, str], fallback: str) -> str:
+    """A category code from what the judge wrote: a code, or a name, compared without case and spaces."""
+    if not isinstance(value, str):
+        return fallback
+    key = re.sub(r"[\s_·]+", "-", value.strip().lower()).strip("-!")
+    for code, name in categories.items():
+        names = {code, re.sub(r"[\s_·]+", "-", name.strip().lower())}
+        if key in names or key.replace("-/-", "/") in names:
+            return code
+    for code in categories:
+        if key and (code.endswith("/" + key) or code == key.split("/")[-1]):
+            return code
+    return fallback
+
+
+def parse_spans(
+    raw: object, *, target: str, categories: Mapping[str, str], fallback_category: str = "other"
+) -> SpanParseResult:
+    """Read an error-span judge's reply: the first JSON object (fenced, whole, then embedded) that holds a
+    list of errors. Each error's ``text`` is looked up in ``target`` (exactly, then ignoring case; the
+    first place not already taken); errors whose words are not there, or without a known severity, are
+    dropped and counted. An empty list is a valid "no error" answer. ``categories`` maps codes to names;
+    an unknown category becomes ``fallback_category``."""
+    if not isinstance(raw, str):
+        return SpanParseResult(ERROR, (), "no output text", "" if raw is None else repr(raw))
+    text, unterminated = _strip_reasoning(raw)
+    if not text.strip():
+        return SpanParseResult(
+            ERROR, (), "reasoning section never ended" if unterminated else "empty output", raw
+        )
+    for stage, find in _STAGES:
+        for obj in find(text):
+            items = next((obj[k] for k in _ERROR_LIST_KEYS if isinstance(obj.get(k), list)), None)
+            if items is None:
+                continue
+            found: list[SpanFound] = []
+            taken: set[tuple[int, int]] = set()
+            dropped = 0
+            lowered = target.lower()
+            for item in items:
+                words = item.get("text") if isinstance(item, dict) else None
+                severity = (
+                    _SPAN_SEVERITY_WORDS.get(str(item.get("severity", "")).strip().lower())
+                    if isinstance(item, dict)
+                    else None
+                )
+                if not isinstance(words, str) or not words.strip() or severity is None:
+                    dropped += 1
+                    continue
+                words = words.strip()
+                place = None
+                for haystack, needle in ((target, words), (lowered, words.lower())):
+                    start = haystack.find(needle)
+                    while start != -1 and (start, start + len(needle)) in taken:
+                        start = haystack.find(needle, start + 1)
+                    if start != -1:
+                        place = (start, start + len(needle))
+                        break
+                if place is None:
+                    dropped += 1
+                    continue
+                taken.add(place)
+                category = _span_category(item.get("category"), categories, fallback_category)
+                found.append(SpanFound(place[0], place[1], category, severity, target[place[0] : place[1]]))
+            return SpanParseResult(OK, tuple(found), stage, raw, dropped)
+    return SpanParseResult(ERROR, (), "no list of errors found", raw)

@@ -1,7 +1,10 @@
 """LLM-judge prompt templates as data, and their rendering into chat messages.
 
-A template is plain data (kind, language, version, system text, user text, output JSON schema) so that
-project managers can edit and version it like a rubric; a judgment records which version it used.
+A template is plain data (kind, language, version, system text, user text, output JSON schema, sampling) so
+that project managers can edit and version it like a rubric; a judgment records which version it used. The
+system text, when not empty, is sent as the first (system) chat message. A template's ``sampling`` states the
+sampling parameters its judge runs take unless the run sets them (temperature, top_p, top_k, max_tokens);
+what it leaves out comes from the endpoint's defaults.
 Placeholders are written ``{{name}}``: single braces stay literal, so a template can show the JSON it wants
 back without escaping. Substitution is a single pass, so text inside a value (a response that happens to
 contain ``{{answer}}``) is never expanded again.
@@ -27,6 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+
+from evaluation.domain.sampling import SamplingParamsError, checked_template_sampling
 
 PAIRWISE = "pairwise"
 SINGLE_GRADE = "single_grade"
@@ -158,6 +163,7 @@ class JudgeTemplate:
     user: str
     name: str = "default"
     output_schema: Mapping[str, Any] = field(default_factory=dict)
+    sampling: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -172,6 +178,10 @@ class JudgeTemplate:
             raise TemplateError("template user text must not be empty")
         if not isinstance(self.system, str):
             raise TemplateError("template system text must be a string (empty for none)")
+        try:
+            object.__setattr__(self, "sampling", checked_template_sampling(self.sampling))
+        except SamplingParamsError as exc:
+            raise TemplateError(f"template sampling: {exc}") from exc
         missing = sorted(REQUIRED_PLACEHOLDERS[self.kind] - self.placeholders)
         if missing:
             raise TemplateError(
@@ -197,11 +207,12 @@ class JudgeTemplate:
             "system": self.system,
             "user": self.user,
             "output_schema": dict(self.output_schema),
+            "sampling": dict(self.sampling),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> JudgeTemplate:
-        known = {"name", "kind", "language", "version", "system", "user", "output_schema"}
+        known = {"name", "kind", "language", "version", "system", "user", "output_schema", "sampling"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise TemplateError(f"unknown template field(s): {', '.join(unknown)}")
@@ -216,6 +227,7 @@ class JudgeTemplate:
             user=data["user"],
             name=data.get("name", "default"),
             output_schema=data.get("output_schema") or {},
+            sampling=data.get("sampling") or {},
         )
 
 
@@ -542,11 +554,27 @@ def category_label(category: str, language: str) -> str:
 
 # --------------------------------------------------------------------------------------------------
 # Default template texts.
+#
+# Each shipped template states its judge's sampling; a run's explicit values override it, and what it leaves
+# out comes from the endpoint's defaults. Per preset:
+# - pairwise without a tie (IndoPref): temperature 0.6, top-p 0.95, top-k 20, the IndoPref judges' settings;
+# - pairwise with a tie (MT-bench): temperature 0, as MT-bench's judge;
+# - single-answer grade 1-10 (SeaBench): temperature 0; the SeaBench paper does not state its judge's
+#   temperature, and 0 is Timbang's default;
+# - factual correctness 1-5 (LoraxBench open QA): temperature 0, Timbang's default.
+
+INDOPREF_JUDGE_SAMPLING: Mapping[str, Any] = MappingProxyType(
+    {"temperature": 0.6, "top_p": 0.95, "top_k": 20}
+)
+MT_BENCH_JUDGE_SAMPLING: Mapping[str, Any] = MappingProxyType({"temperature": 0.0})
+SEABENCH_JUDGE_SAMPLING: Mapping[str, Any] = MappingProxyType({"temperature": 0.0})
+FACTUAL_JUDGE_SAMPLING: Mapping[str, Any] = MappingProxyType({"temperature": 0.0})
 
 _PAIRWISE_EN = JudgeTemplate(
     kind=PAIRWISE,
     language="en",
     version=2,
+    sampling=INDOPREF_JUDGE_SAMPLING,
     system=(
         "You are an impartial judge of AI assistant responses. You compare two responses to the same user "
         "request and decide which one is better."
@@ -575,6 +603,7 @@ _PAIRWISE_ID = JudgeTemplate(
     kind=PAIRWISE,
     language="id",
     version=2,
+    sampling=INDOPREF_JUDGE_SAMPLING,
     system=(
         "Anda adalah juri yang netral untuk menilai respons asisten AI. Anda membandingkan dua respons "
         "terhadap permintaan pengguna yang sama dan memutuskan mana yang lebih baik."
@@ -604,6 +633,7 @@ _PAIRWISE_TIE_EN = JudgeTemplate(
     kind=PAIRWISE,
     language="en",
     version=1,
+    sampling=MT_BENCH_JUDGE_SAMPLING,
     name=FAMILY_TEMPLATE_NAMES[WITH_TIE],
     system=(
         "You are an impartial judge of AI assistant responses. You compare two responses to the same user "
@@ -634,6 +664,7 @@ _PAIRWISE_TIE_ID = JudgeTemplate(
     kind=PAIRWISE,
     language="id",
     version=1,
+    sampling=MT_BENCH_JUDGE_SAMPLING,
     name=FAMILY_TEMPLATE_NAMES[WITH_TIE],
     system=(
         "Anda adalah juri yang netral untuk menilai respons asisten AI. Anda membandingkan dua respons "
@@ -666,6 +697,7 @@ _SINGLE_GRADE_EN = JudgeTemplate(
     kind=SINGLE_GRADE,
     language="en",
     version=1,
+    sampling=SEABENCH_JUDGE_SAMPLING,
     system=(
         "You are a careful evaluator of AI assistant answers. You grade one answer at a time on a scale "
         "from 1 to 10."
@@ -702,6 +734,7 @@ _SINGLE_GRADE_ID = JudgeTemplate(
     kind=SINGLE_GRADE,
     language="id",
     version=1,
+    sampling=SEABENCH_JUDGE_SAMPLING,
     system=(
         "Anda adalah penilai yang cermat untuk jawaban asisten AI. Anda menilai satu jawaban setiap kali, "
         "dengan skala 1 sampai 10."
@@ -738,6 +771,7 @@ _FACTUAL_EN = JudgeTemplate(
     kind=FACTUAL,
     language="en",
     version=1,
+    sampling=FACTUAL_JUDGE_SAMPLING,
     system="You check whether an answer to a question is factually correct, given the gold answer.",
     user="""Rate how factually correct the answer below is, compared with the gold answer, on a scale from \
 1 to 5:
@@ -766,6 +800,7 @@ _FACTUAL_ID = JudgeTemplate(
     kind=FACTUAL,
     language="id",
     version=1,
+    sampling=FACTUAL_JUDGE_SAMPLING,
     system="Anda memeriksa apakah jawaban atas sebuah pertanyaan benar secara fakta, berdasarkan jawaban baku.",
     user="""Nilailah seberapa benar secara fakta jawaban di bawah ini dibandingkan dengan jawaban baku, \
 dengan skala 1 sampai 5:

@@ -1,8 +1,14 @@
 """Sampling parameters shared by every inference backend and stored with every run.
 
-The defaults (temperature 0.6, top-p 0.95, top-k 20) are the settings the IndoPref and SeaBench studies
-used for their LLM judges, so a run started without overrides reproduces their setup. The object is
-frozen and validated on construction: a bad value fails where it is typed, not deep inside a backend.
+The defaults (temperature 0.6, top-p 0.95, top-k 20) are the settings the IndoPref study used for its LLM
+judges. They are Timbang's defaults for any run that neither its endpoint nor its judge template sets
+otherwise; each shipped judge template states its own sampling (``judge_templates``), e.g. the SeaBench
+single-answer grade takes temperature 0 because the SeaBench paper does not state its judge's. The object
+is frozen and validated on construction: a bad value fails where it is typed, not deep inside a backend.
+
+A run's parameters are resolved in layers (:func:`resolve_sampling`): for a judge run, the run's explicit
+values, else the template's, else the endpoint's defaults, else the defaults here; each value's source is
+kept with the run.
 """
 
 from __future__ import annotations
@@ -128,3 +134,57 @@ def _normalise_stop(stop: object) -> tuple[str, ...] | None:
     if not isinstance(stop, Sequence) or not all(isinstance(item, str) and item for item in stop):
         raise SamplingParamsError(f"stop must be None, a string or a list of non-empty strings, got {stop!r}")
     return tuple(stop) if stop else None
+
+
+#: What a judge template may state about sampling (a seed belongs to a run, not to a prompt).
+TEMPLATE_SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens")
+
+
+def checked_template_sampling(values: object) -> dict[str, Any]:
+    """``values`` as a judge template's sampling: a mapping of some of ``TEMPLATE_SAMPLING_KEYS`` with values
+    in the same ranges as a run's (``top_k`` may be ``None``: do not send it). Raises
+    :class:`SamplingParamsError` naming the bad key or value."""
+    if not isinstance(values, Mapping):
+        raise SamplingParamsError(
+            gettext_noop("sampling must be an object such as %(example)s"), example='{"temperature": 0}'
+        )
+    unknown = [key for key in values if key not in TEMPLATE_SAMPLING_KEYS]
+    if unknown:
+        raise SamplingParamsError(
+            gettext_noop("unknown sampling parameter(s) %(names)s; a template may set %(known)s"),
+            names=echoed(unknown),
+            known=", ".join(TEMPLATE_SAMPLING_KEYS),
+        )
+    given = dict(values)
+    SamplingParams(**given)  # the run's ranges; a missing value takes its default
+    return given
+
+
+# Where a resolved sampling value came from.
+SOURCE_RUN = "run"
+SOURCE_TEMPLATE = "template"
+SOURCE_ENDPOINT = "endpoint"
+SOURCE_DEFAULT = "default"
+SAMPLING_SOURCES = (SOURCE_RUN, SOURCE_TEMPLATE, SOURCE_ENDPOINT, SOURCE_DEFAULT)
+
+#: The parameters whose source a run records (``n`` is set by the run kind, never chosen).
+SOURCED_PARAMETERS = ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop")
+
+
+def resolve_sampling(
+    layers: Sequence[tuple[str, Mapping[str, Any]]],
+) -> tuple[SamplingParams, dict[str, str]]:
+    """The sampling parameters from ``layers`` (``(source, values)``, the most preferred first), and the source
+    of each parameter: the first layer that sets it, else ``"default"`` (the defaults above).
+
+    ``resolve_sampling([("run", {"temperature": 0.2}), ("template", {"temperature": 0, "max_tokens": 256}),
+    ("endpoint", {"top_k": 40})])`` gives temperature 0.2 (run), max_tokens 256 (template), top_k 40
+    (endpoint) and top_p 0.95 (default)."""
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for source, values in reversed(list(layers)):
+        for key, value in dict(values or {}).items():
+            merged[key] = value
+            sources[key] = source
+    params = SamplingParams.from_dict(merged)
+    return params, {name: sources.get(name, SOURCE_DEFAULT) for name in SOURCED_PARAMETERS}

@@ -12,7 +12,8 @@ This package runs on GPU hosts without the web application: it imports no Django
 from __future__ import annotations
 
 import abc
-from collections.abc import Collection, Mapping, Sequence
+import threading
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,10 +103,33 @@ class GenerationResult:
     finish_reason: str | None = None
     choices: tuple[str, ...] = ()
     attempts: int = 1
+    cancelled: bool = False
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+CANCELLED_ERROR = "not sent: the run was stopped"
+
+
+def cancelled_result(request: ChatRequest) -> GenerationResult:
+    """The result of a request never sent because its run was stopped: neither done nor failed, so the
+    run's Retry sends it again."""
+    return GenerationResult(
+        request_id=request.request_id,
+        text="",
+        prompt_tokens=None,
+        completion_tokens=None,
+        latency_s=0.0,
+        error=CANCELLED_ERROR,
+        attempts=0,
+        cancelled=True,
+    )
+
+
+def stopped(stop: threading.Event | None) -> bool:
+    return stop is not None and stop.is_set()
 
 
 def refuse_completion(backend_name: str, requests: Sequence[ChatRequest]) -> None:
@@ -115,6 +139,24 @@ def refuse_completion(backend_name: str, requests: Sequence[ChatRequest]) -> Non
             f"the {backend_name!r} backend runs chat requests only; completion mode needs the openai or "
             "llamacpp backend"
         )
+
+
+class StreamError(BackendError):
+    """A streamed answer that could not be had or broke off; ``timed_out`` when the server went quiet."""
+
+    def __init__(self, message: str, *, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+@dataclass(frozen=True)
+class StreamChunk:
+    """A piece of a streamed answer: new ``text``, and on the last pieces the server's token count of the
+    whole answer (when it sends one) and why it stopped."""
+
+    text: str = ""
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
 
 
 class Backend(abc.ABC):
@@ -127,8 +169,13 @@ class Backend(abc.ABC):
     name: str = "backend"
 
     @abc.abstractmethod
-    def generate(self, requests: Sequence[ChatRequest]) -> list[GenerationResult]:
-        """Run ``requests``; the i-th result belongs to the i-th request."""
+    def generate(
+        self, requests: Sequence[ChatRequest], *, stop: threading.Event | None = None
+    ) -> list[GenerationResult]:
+        """Run ``requests``; the i-th result belongs to the i-th request.
+
+        Once ``stop`` is set, no further request is sent: each one not yet sent comes back as
+        :func:`cancelled_result` (requests already at the server finish and keep their results)."""
 
     def score_options(self, prompt: str, options: Sequence[str], *, mode: str = "sum") -> list[float]:
         """Log-probability of each option as the continuation of ``prompt`` (natural log, summed over the
@@ -136,6 +183,16 @@ class Backend(abc.ABC):
         raise NotImplementedError(
             f"the {self.name!r} backend cannot score options by log-probability; use a backend that exposes "
             "token log-probabilities (transformers, llamacpp) or extract answers from generated text"
+        )
+
+    def stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        """The answer to one chat request piece by piece. Backends without streaming give the whole answer
+        as one piece; a failed request raises :class:`StreamError`."""
+        result = self.generate([request])[0]
+        if result.error is not None:
+            raise StreamError(result.error)
+        yield StreamChunk(
+            text=result.text, completion_tokens=result.completion_tokens, finish_reason=result.finish_reason
         )
 
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to release

@@ -29,7 +29,14 @@ from typing import Any
 import httpx
 
 from evaluation.domain.option_scores import SCORE_MODES, option_score
-from evaluation.inference.base import Backend, BackendConfigError, ChatRequest, GenerationResult
+from evaluation.inference.base import (
+    Backend,
+    BackendConfigError,
+    ChatRequest,
+    GenerationResult,
+    cancelled_result,
+    stopped,
+)
 from evaluation.inference.gguf_models import locate_gguf
 from evaluation.inference.registry import BackendNotAvailable
 
@@ -147,8 +154,10 @@ class LlamaCppBackend(Backend):
             body["response_format"] = {"type": "json_object", "schema": dict(request.response_format)}
         return body
 
-    def generate(self, requests: Sequence[ChatRequest]) -> list[GenerationResult]:
-        return [self._generate_one(request) for request in requests]
+    def generate(
+        self, requests: Sequence[ChatRequest], *, stop: threading.Event | None = None
+    ) -> list[GenerationResult]:
+        return [cancelled_result(r) if stopped(stop) else self._generate_one(r) for r in requests]
 
     def _generate_one(self, request: ChatRequest) -> GenerationResult:
         texts: list[str] = []

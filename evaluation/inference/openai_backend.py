@@ -31,20 +31,30 @@ lives only in the HTTP client's headers: it is never logged, never put in an err
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
 import os
 import random
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from evaluation.inference.base import Backend, BackendConfigError, ChatRequest, GenerationResult
+from evaluation.inference.base import (
+    Backend,
+    BackendConfigError,
+    ChatRequest,
+    GenerationResult,
+    StreamChunk,
+    StreamError,
+    cancelled_result,
+    stopped,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +72,7 @@ class _Attempt:
     result: GenerationResult | None = None
     retry_reason: str | None = None
     retry_after_s: float | None = None
+    cancelled: bool = False
 
 
 class OpenAIBackend(Backend):
@@ -230,13 +241,15 @@ class OpenAIBackend(Backend):
     # ----------------------------------------------------------------------------------------------
     # Running
 
-    def generate(self, requests: Sequence[ChatRequest]) -> list[GenerationResult]:
+    def generate(
+        self, requests: Sequence[ChatRequest], *, stop: threading.Event | None = None
+    ) -> list[GenerationResult]:
         requests = list(requests)
         if not requests:
             return []
         abort = threading.Event()
         pool = self._executor()
-        futures = [pool.submit(self._run_request, request, abort) for request in requests]
+        futures = [pool.submit(self._run_request, request, abort, stop) for request in requests]
         wait(futures, return_when=FIRST_EXCEPTION)
         failed = next((f for f in futures if f.done() and not f.cancelled() and f.exception()), None)
         if failed is not None:
@@ -249,13 +262,19 @@ class OpenAIBackend(Backend):
             raise failed.exception()
         return [future.result() for future in futures]
 
-    def _run_request(self, request: ChatRequest, abort: threading.Event) -> GenerationResult:
+    def _run_request(
+        self, request: ChatRequest, abort: threading.Event, stop: threading.Event | None = None
+    ) -> GenerationResult:
         body = self.request_body(request)
         reason = "not attempted"
         for attempt in range(1, self.max_attempts + 1):
             if abort.is_set():
                 return self._error(request, "batch aborted by a configuration error", 0.0, attempt - 1)
-            outcome = self._attempt(request, body, attempt)
+            if stopped(stop):
+                return cancelled_result(request)
+            outcome = self._attempt(request, body, attempt, stop)
+            if outcome.cancelled:
+                return cancelled_result(request)
             if outcome.result is not None:
                 return outcome.result
             reason = outcome.retry_reason or "unknown error"
@@ -282,8 +301,12 @@ class OpenAIBackend(Backend):
             request, f"gave up after {self.max_attempts} attempts: {reason}", 0.0, self.max_attempts
         )
 
-    def _attempt(self, request: ChatRequest, body: dict[str, Any], attempt: int) -> _Attempt:
+    def _attempt(
+        self, request: ChatRequest, body: dict[str, Any], attempt: int, stop: threading.Event | None = None
+    ) -> _Attempt:
         with self._slots:
+            if stopped(stop):  # stopped while waiting for a free slot
+                return _Attempt(cancelled=True)
             started = self._clock()
             try:
                 response = self._client.post(self.url_for(request), json=body)
@@ -306,6 +329,46 @@ class OpenAIBackend(Backend):
                 retry_after_s=self._retry_after(response.headers.get("Retry-After")),
             )
         return _Attempt(result=self._error(request, f"HTTP {status}: {detail}", latency, attempt))
+
+    # ----------------------------------------------------------------------------------------------
+    # Streaming (one request, token by token: the arena)
+
+    def stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        """The answer as the server sends it (``"stream": true``), one :class:`StreamChunk` per event.
+
+        Tried once, never retried: a voter is watching, and a second try would show a different answer. An
+        HTTP error, a connection lost or a server silent for ``timeout_s``, a malformed event, or a stream
+        that ends before the server said it was done raise :class:`StreamError` (the key never in it).
+        """
+        body = self.request_body(request)
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        finished = False
+        try:
+            with self._slots, self._client.stream("POST", self.url_for(request), json=body) as response:
+                if response.status_code != 200:
+                    response.read()
+                    raise StreamError(
+                        f"HTTP {response.status_code}: {self._redact(_error_excerpt(response))}"
+                    )
+                for line in response.iter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        finished = True
+                        break
+                    chunk = _stream_chunk(data, completion=request.completion)
+                    if chunk.finish_reason is not None:
+                        finished = True
+                    if chunk.text or chunk.completion_tokens is not None or chunk.finish_reason:
+                        yield chunk
+        except httpx.TimeoutException:
+            raise StreamError(f"no answer for {self.timeout_s:g}s", timed_out=True) from None
+        except httpx.TransportError as exc:
+            raise StreamError(f"connection error ({type(exc).__name__})") from None
+        if not finished:
+            raise StreamError("the stream ended before the server finished the answer")
 
     def _parse_success(
         self, request: ChatRequest, response: httpx.Response, latency: float, attempt: int
@@ -377,6 +440,32 @@ class OpenAIBackend(Backend):
         authorization = self._client.headers.get("Authorization", "")
         key = authorization.removeprefix("Bearer ").strip()
         return text.replace(key, "[redacted]") if key else text
+
+
+def _stream_chunk(data: str, *, completion: bool) -> StreamChunk:
+    """One ``data:`` event of a streamed chat completion (or text completion)."""
+    try:
+        payload = json.loads(data)
+    except ValueError:
+        raise StreamError("malformed stream event (not JSON)") from None
+    if not isinstance(payload, dict):
+        raise StreamError("malformed stream event (not an object)")
+    if isinstance(payload.get("error"), dict | str):
+        raise StreamError("the server reported an error in the stream")
+    choices = payload.get("choices") or []
+    text, finish = "", None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        first = choices[0]
+        if completion:
+            value = first.get("text")
+        else:
+            delta = first.get("delta")
+            value = delta.get("content") if isinstance(delta, dict) else None
+        text = value if isinstance(value, str) else ""
+        finish = first.get("finish_reason") if isinstance(first.get("finish_reason"), str) else None
+    usage = payload.get("usage")
+    tokens = _int_or_none(usage.get("completion_tokens")) if isinstance(usage, dict) else None
+    return StreamChunk(text=text, completion_tokens=tokens, finish_reason=finish)
 
 
 def _message_text(choice: Any) -> str:

@@ -17,6 +17,7 @@ forward pass per batch of rows; see :meth:`TransformersBackend.score_many`.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,8 +33,10 @@ from evaluation.inference.base import (
     BackendConfigError,
     ChatRequest,
     GenerationResult,
+    cancelled_result,
     check_remote_code,
     refuse_completion,
+    stopped,
 )
 
 logger = logging.getLogger(__name__)
@@ -134,7 +137,9 @@ class TransformersBackend(Backend):
             [dict(message) for message in messages], tokenize=False, add_generation_prompt=True
         )
 
-    def generate(self, requests: Sequence[ChatRequest]) -> list[GenerationResult]:
+    def generate(
+        self, requests: Sequence[ChatRequest], *, stop: threading.Event | None = None
+    ) -> list[GenerationResult]:
         requests = list(requests)
         refuse_completion(self.name, requests)
         results: list[GenerationResult | None] = [None] * len(requests)
@@ -153,6 +158,8 @@ class TransformersBackend(Backend):
         for sampling, rows in groups.items():
             outputs: dict[tuple[int, int], tuple[list[int], float] | str] = {}
             for start in range(0, len(rows), self.batch_size):
+                if stopped(stop):  # between batches: the rows left are not sent
+                    break
                 chunk = rows[start : start + self.batch_size]
                 outputs.update(self._generate_rows(chunk, sampling))
             prompt_lengths = {row.index: len(row.prompt_ids) for row in rows}
@@ -244,6 +251,8 @@ class TransformersBackend(Backend):
     ) -> GenerationResult:
         """Texts and token counts of request ``index``'s choices; ``latency_s`` is the wall time of the
         (slowest) batch its rows ran in, since the rows of a batch finish together."""
+        if any((index, choice) not in outputs for choice in range(request.sampling.n)):
+            return cancelled_result(request)  # its batch was never run: the run was stopped
         found = [outputs[(index, choice)] for choice in range(request.sampling.n)]
         failure = next((item for item in found if isinstance(item, str)), None)
         if failure is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -25,8 +26,10 @@ from evaluation.inference.base import (
     BackendConfigError,
     ChatRequest,
     GenerationResult,
+    cancelled_result,
     check_remote_code,
     refuse_completion,
+    stopped,
 )
 from evaluation.inference.registry import BackendNotAvailable
 
@@ -124,11 +127,15 @@ class VllmBackend(Backend):
             return {"guided_decoding": module.GuidedDecodingParams(json=schema)}
         raise BackendConfigError("this vLLM version has no structured outputs; upgrade to vLLM >= 0.6.4")
 
-    def generate(self, requests: Sequence[ChatRequest]) -> list[GenerationResult]:
+    def generate(
+        self, requests: Sequence[ChatRequest], *, stop: threading.Event | None = None
+    ) -> list[GenerationResult]:
         requests = list(requests)
         refuse_completion(self.name, requests)
         if not requests:
             return []
+        if stopped(stop):  # vLLM runs a batch as one call: a stop is honoured before it starts
+            return [cancelled_result(request) for request in requests]
         try:
             return self._generate_batch(requests)
         except (ValueError, RuntimeError) as exc:
@@ -136,7 +143,7 @@ class VllmBackend(Backend):
                 return [_error_result(requests[0], f"vLLM failed: {exc}")]
             # One bad prompt (e.g. longer than max_model_len) fails vLLM's whole call: retry one by one.
             logger.warning("vLLM batch of %d failed (%s); retrying one by one", len(requests), exc)
-            return [result for request in requests for result in self.generate([request])]
+            return [result for request in requests for result in self.generate([request], stop=stop)]
 
     def _generate_batch(self, requests: Sequence[ChatRequest]) -> list[GenerationResult]:
         conversations = [[dict(message) for message in request.messages] for request in requests]

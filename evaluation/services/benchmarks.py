@@ -4,6 +4,7 @@ open QA (normalised substring match, or the 1-5 factual judge divided by 5)."""
 from __future__ import annotations
 
 import random
+import threading
 from typing import Any
 
 from django.db import transaction
@@ -33,16 +34,24 @@ from evaluation.domain.benchmark_metrics import (
 )
 from evaluation.domain.judge_parsing import parse_grade
 from evaluation.domain.judge_templates import FACTUAL, SCORE_RANGES, render_factual
+from evaluation.domain.presets import BENCHMARK
+from evaluation.domain.prompt_sets import DRAW
 from evaluation.domain.sampling import SamplingParams, SamplingParamsError
-from evaluation.inference.base import ChatRequest
+from evaluation.inference.base import ChatRequest, stopped
 from evaluation.inference.registry import backend_completes_text, backend_scores_options
 from evaluation.models import BenchmarkResult, BenchmarkRun, ModelEndpoint, RunChunk
 from evaluation.services.endpoints import endpoint_backend, endpoint_check_allowed, endpoint_sampling
-from evaluation.services.judging import judge_template_default, to_domain_template
+from evaluation.services.judging import judge_sampling, judge_template_default, to_domain_template
+from evaluation.services.prompt_templates import (
+    template_from_snapshot,
+    template_snapshot,
+    templates_for_run,
+)
 from evaluation.services.runs import (
     ItemOutcome,
     RunConfigError,
     check_chunk_size,
+    check_preset,
     chunk_process,
     chunks_create,
     run_launch,
@@ -66,6 +75,9 @@ BENCHMARK_OPTIONS = frozenset(
         "match_rule",
         "cloze_rule",
         "direction",
+        "templates",
+        "aggregation",
+        "preset",
     }
 )
 # Translation directions over a unit (source text in Indonesian, translation in a local language):
@@ -206,18 +218,34 @@ def benchmark_run_start(
         if judge_language not in ("en", "id"):
             raise RunConfigError("judge_language must be 'en' or 'id'")
         judge_template = judge_template_default(kind=FACTUAL, language=judge_language)
-        config["judge_sampling"] = endpoint_sampling(judge_endpoint, {}).replace(n=1).to_dict()
+        # The judge's sampling: its template's, else the judge endpoint's defaults.
+        judge_params, judge_sources = judge_sampling(template=judge_template, endpoint=judge_endpoint)
+        config["judge_sampling"] = judge_params.to_dict()
+        config["judge_sampling_sources"] = judge_sources
 
     if task == BenchmarkRun.Task.MCQ:
         _check_backend_mode(endpoint, mode)
-    items: list[dict[str, Any]]
-    if task == BenchmarkRun.Task.MCQ:
         variants = MCQ_PROMPT_VARIANTS[prompt_language]
         if options.get("variant") and options["variant"] not in {v.id for v in variants}:
             raise RunConfigError(
                 gettext_noop("unknown prompt variant %(variant)s"), variant=repr(options["variant"])
             )
         config["variant"] = options.get("variant") or ""
+    templates, aggregation = templates_for_run(
+        task=task,
+        language=prompt_language,
+        ids=options.get("templates"),
+        aggregation=options.get("aggregation"),
+        variant=(options.get("variant") or "") if task == BenchmarkRun.Task.MCQ else "",
+    )
+    config["templates"] = [template_snapshot(t) for t in templates]
+    config["aggregation"] = aggregation
+    if options.get("preset"):
+        config["preset"] = check_preset(options["preset"], kind=BENCHMARK)
+    # ``mean`` and ``max`` ask every item with every template: one item per (item, template).
+    each_template = aggregation != DRAW and len(templates) > 1
+    items: list[dict[str, Any]]
+    if task == BenchmarkRun.Task.MCQ:
         questions = dataset.questions.exclude(status=Question.Status.EXCLUDED).order_by("id")
         if options.get("eval_split"):
             questions = [q for q in questions if _split_of(q) == options["eval_split"]]
@@ -254,6 +282,12 @@ def benchmark_run_start(
             if p["references"] and p["references"][0]
         ]
 
+    if each_template:
+        items = [
+            {**item, "key": f"{item['key']}|{template.id}", "template": template.id}
+            for item in items
+            for template in templates
+        ]
     run = BenchmarkRun.objects.create(
         task=task,
         endpoint=endpoint,
@@ -352,14 +386,26 @@ def _shots(run: BenchmarkRun, question_id: int) -> list[McqExample]:
     ]
 
 
-def _variant(run: BenchmarkRun, question: Question):
+def _run_template(run: BenchmarkRun, item: dict[str, Any], draw_key: str):
+    """The template ``item`` is asked with: its own (``mean``/``max``), else one drawn by the seeded rule
+    over the run's templates (``draw``; one template: that one)."""
+    templates = [template_from_snapshot(data) for data in run.config["templates"]]
+    if item.get("template"):
+        return next(t for t in templates if t.id == item["template"])
+    return templates[choose_variant(draw_key, run.config.get("seed", 0), len(templates))]
+
+
+def _variant(run: BenchmarkRun, question: Question, item: dict[str, Any]):
+    if "templates" in run.config:
+        return _run_template(run, item, question.external_id)
+    # Runs started before template sets: the language's variants.
     variants = MCQ_PROMPT_VARIANTS[run.config.get("prompt_language", "id")]
     if run.config.get("variant"):
         return next(v for v in variants if v.id == run.config["variant"])
     return variants[choose_variant(question.external_id, run.config.get("seed", 0), len(variants))]
 
 
-def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> list[ItemOutcome]:
+def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling, stop) -> list[ItemOutcome]:
     questions = Question.objects.in_bulk([item["question"] for item in items])
     cloze = run.mode == BenchmarkRun.Mode.CLOZE
     # Runs started before the rule was named scored cloze options by their mean per token.
@@ -371,7 +417,7 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
         if question is None:
             outcomes.append(ItemOutcome(key=item["key"], error="the question no longer exists"))
             continue
-        variant = _variant(run, question)
+        variant = _variant(run, question, item)
         shots = _shots(run, question.pk)
         text = (
             build_cloze_prompt(question.text, variant, shots)
@@ -394,6 +440,8 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
 
     if run.mode in (BenchmarkRun.Mode.LOGPROB, BenchmarkRun.Mode.CLOZE):
         for item, question, variant, text in prepared:
+            if stopped(stop):  # one call per question: the ones left are not sent
+                break
             letters = list(question.choices)
             if cloze:
                 logprobs = backend.score_options(
@@ -433,9 +481,11 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
         )
         for item, _, _, text in prepared
     ]
-    results = {r.request_id: r for r in backend.generate(requests)}
+    results = {r.request_id: r for r in backend.generate(requests, stop=stop)}
     for item, question, variant, _ in prepared:
         result = results[item["key"]]
+        if result.cancelled:
+            continue
         if not result.ok:
             outcomes.append(ItemOutcome(key=item["key"], error=result.error))
             continue
@@ -465,13 +515,16 @@ def _mcq(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> l
     return outcomes
 
 
-def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> list[ItemOutcome]:
+def _translation(
+    run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling, stop
+) -> list[ItemOutcome]:
     units = TranslationUnit.objects.in_bulk([item["unit"] for item in items])
     words = TRANSLATION_PROMPTS[run.config.get("prompt_language", "id")]
     back = bool(run.config.get("back_translate"))
     # Runs started before the direction was named translated from the source (unless back-translating).
     to_source = run.config.get("direction", "to_source" if back else "from_source") == "to_source"
     requests = []
+    template_ids: dict[str, str] = {}
     outcomes: list[ItemOutcome] = []
     for item in items:
         unit = units.get(item["unit"])
@@ -482,22 +535,30 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
         source, target = unit.source_language, unit.target_language
         if to_source:  # the local text into the source language, which has no register of its own
             source, target, register = target, source, ""
-        text = words.format(
-            source=LANGUAGE_NAMES.get(source, source),
-            target=LANGUAGE_NAMES.get(target, target),
-            register=register,
-            text=unit.translation_text if to_source else unit.source_text,
-        )
+        values = {
+            "source": LANGUAGE_NAMES.get(source, source),
+            "target": LANGUAGE_NAMES.get(target, target),
+            "register": register,
+            "text": unit.translation_text if to_source else unit.source_text,
+        }
+        if "templates" in run.config:
+            template = _run_template(run, item, item["key"])
+            template_ids[item["key"]] = template.id
+            text = template.render(**values)
+        else:  # runs started before template sets
+            text = words.format(**values)
         requests.append(
             ChatRequest(
                 messages=[{"role": "user", "content": text}], sampling=sampling, request_id=item["key"]
             )
         )
-    results = {r.request_id: r for r in backend.generate(requests)}
+    results = {r.request_id: r for r in backend.generate(requests, stop=stop)}
     for item in items:
         if item["key"] not in results:
             continue
         unit, result = units[item["unit"]], results[item["key"]]
+        if result.cancelled:
+            continue
         if not result.ok:
             outcomes.append(ItemOutcome(key=item["key"], error=result.error))
             continue
@@ -519,6 +580,7 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
                         # The local language in both directions: LoraxBench's tables are per language.
                         language=unit.target_language,
                         register=unit.register,
+                        variant=template_ids.get(item["key"], ""),
                         prediction=prediction,
                         reference=reference,
                         score=chrf / 100,
@@ -537,18 +599,24 @@ def _translation(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampli
     return outcomes
 
 
-def _open_qa(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) -> list[ItemOutcome]:
+def _open_qa(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling, stop) -> list[ItemOutcome]:
     prompts = Prompt.objects.in_bulk([item["prompt"] for item in items])
-    requests = [
-        ChatRequest(
-            messages=[{"role": "user", "content": prompts[i["prompt"]].turns[0]}],
-            sampling=sampling,
-            request_id=i["key"],
+    template_ids: dict[str, str] = {}
+    requests = []
+    for item in items:
+        if item["prompt"] not in prompts:
+            continue
+        question = prompts[item["prompt"]].turns[0]
+        if "templates" in run.config:
+            template = _run_template(run, item, item["key"])
+            template_ids[item["key"]] = template.id
+            question = template.render(question=question)
+        requests.append(
+            ChatRequest(
+                messages=[{"role": "user", "content": question}], sampling=sampling, request_id=item["key"]
+            )
         )
-        for i in items
-        if i["prompt"] in prompts
-    ]
-    results = {r.request_id: r for r in backend.generate(requests)}
+    results = {r.request_id: r for r in backend.generate(requests, stop=stop)}
     judged: dict[str, Any] = {}
     if run.config["scoring"] == "judge":
         template = to_domain_template(run.judge_template)
@@ -570,13 +638,16 @@ def _open_qa(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) 
                     request_id=item["key"],
                 )
             )
-        judged = {r.request_id: r for r in endpoint_backend(run.judge_endpoint).generate(judge_requests)}
+        judge_backend = endpoint_backend(run.judge_endpoint)
+        judged = {r.request_id: r for r in judge_backend.generate(judge_requests, stop=stop)}
 
     outcomes = []
     for item in items:
         result = results.get(item["key"])
         if result is None:
             outcomes.append(ItemOutcome(key=item["key"], error="the prompt no longer exists"))
+            continue
+        if result.cancelled or (item["key"] in judged and judged[item["key"]].cancelled):
             continue
         if not result.ok:
             outcomes.append(ItemOutcome(key=item["key"], error=result.error))
@@ -617,6 +688,7 @@ def _open_qa(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) 
                         category=prompt.category,
                         language=prompt.language,
                         register=prompt.register,
+                        variant=template_ids.get(item["key"], ""),
                         prediction=result.text,
                         reference=gold,
                         latency_s=result.latency_s,
@@ -631,7 +703,11 @@ def _open_qa(run: BenchmarkRun, items: list[dict[str, Any]], backend, sampling) 
 
 
 def benchmark_compute(
-    *, run: BenchmarkRun, items: list[dict[str, Any]], endpoint: ModelEndpoint
+    *,
+    run: BenchmarkRun,
+    items: list[dict[str, Any]],
+    endpoint: ModelEndpoint,
+    stop: threading.Event | None = None,
 ) -> list[ItemOutcome]:
     if run.judge_endpoint_id is not None:
         # Before the model's requests: a judge the deployment refuses fails the run with nothing sent.
@@ -639,10 +715,10 @@ def benchmark_compute(
     backend = endpoint_backend(endpoint)
     sampling = SamplingParams.from_dict(run.config["sampling"])
     if run.task == BenchmarkRun.Task.MCQ:
-        return _mcq(run, items, backend, sampling)
+        return _mcq(run, items, backend, sampling, stop)
     if run.task == BenchmarkRun.Task.TRANSLATION:
-        return _translation(run, items, backend, sampling)
-    return _open_qa(run, items, backend, sampling)
+        return _translation(run, items, backend, sampling, stop)
+    return _open_qa(run, items, backend, sampling, stop)
 
 
 def benchmark_chunk_process(*, chunk: RunChunk, run: BenchmarkRun) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -39,6 +40,7 @@ ENDPOINT_FIELDS = (
     "backend_options",
     "api_key_env",
     "is_active",
+    "family",
 )
 
 # Backends hold connections or loaded weights: a worker process keeps a few, keyed by the endpoint's
@@ -48,7 +50,15 @@ _backend_cache: OrderedDict[str, Backend] = OrderedDict()
 _backend_cache_lock = threading.Lock()
 
 
+def endpoint_own_queue(slug: str) -> str:
+    """The queue an endpoint gets when none is named: ``gpu.<slug>`` in the queue names' alphabet."""
+    name = re.sub(r"[^a-z0-9_-]", "-", slug.lower()).lstrip("-_")
+    return f"gpu.{name or 'endpoint'}"
+
+
 def _validate(endpoint: ModelEndpoint) -> None:
+    if not (endpoint.queue or "").strip() and endpoint.slug:
+        endpoint.queue = endpoint_own_queue(endpoint.slug)
     # Each error keeps its English text with the values apart (``params``): the API answers it filled in,
     # the endpoint page translates the text first.
     errors: dict[str, list[ValidationError]] = {}

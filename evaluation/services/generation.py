@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from accounts.domain.echo import echoed
 from datasets_app.models import Dataset, Prompt, Response
@@ -25,6 +27,25 @@ from evaluation.services.runs import (
 GENERATION_OPTIONS = frozenset(
     {"sampling", "seed", "max_tokens", "system_prompt", "chunk_size", "prompt_ids"}
 )
+MAX_SYSTEM_PROMPT_CHARS = 20_000
+
+
+def checked_system_prompt(value: Any) -> str:
+    """The run's system prompt: text of at most ``MAX_SYSTEM_PROMPT_CHARS`` characters; empty (or only
+    whitespace) for none."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise RunConfigError(
+            gettext_noop("system_prompt must be text, got %(type)s"), type=type(value).__name__
+        )
+    if len(value) > MAX_SYSTEM_PROMPT_CHARS:
+        raise RunConfigError(
+            gettext_noop("system_prompt is longer than %(most)s characters (%(got)s)"),
+            most=MAX_SYSTEM_PROMPT_CHARS,
+            got=len(value),
+        )
+    return value if value.strip() else ""
 
 
 def response_model_name(endpoint_slug: str, sample: int, n_per_prompt: int) -> str:
@@ -43,7 +64,8 @@ def generation_run_start(
     user=None,
 ) -> GenerationRun:
     """Plan and queue a generation run. ``options``: ``sampling`` (overrides of the endpoints' defaults),
-    ``seed``, ``max_tokens``, ``system_prompt``, ``chunk_size``, ``prompt_ids`` (a subset of the dataset)."""
+    ``seed``, ``max_tokens``, ``system_prompt`` (sent as the first chat message of every conversation, before
+    the prompt's own turns), ``chunk_size``, ``prompt_ids`` (a subset of the dataset)."""
     options = dict(options or {})
     unknown = [name for name in options if name not in GENERATION_OPTIONS]
     if unknown:
@@ -54,6 +76,7 @@ def generation_run_start(
     if isinstance(n_per_prompt, bool) or not isinstance(n_per_prompt, int) or not 1 <= n_per_prompt <= 100:
         raise RunConfigError("n_per_prompt must be an integer in 1..100")
     chunk_size = check_chunk_size(options.get("chunk_size"))
+    system_prompt = checked_system_prompt(options.get("system_prompt"))
     overrides = dict(options.get("sampling") or {})
     for key in ("seed", "max_tokens"):
         if options.get(key) is not None:
@@ -65,7 +88,7 @@ def generation_run_start(
     config = {
         "sampling": sampling,
         "seed": overrides.get("seed"),
-        "system_prompt": options.get("system_prompt") or "",
+        "system_prompt": system_prompt,
         "chunk_size": chunk_size,
     }
     run = GenerationRun.objects.create(
@@ -118,10 +141,15 @@ def _messages(system_prompt: str, user_turns: Sequence[str], answers: Sequence[s
 
 
 def generation_compute(
-    *, run: GenerationRun, items: list[dict[str, Any]], endpoint: ModelEndpoint
+    *,
+    run: GenerationRun,
+    items: list[dict[str, Any]],
+    endpoint: ModelEndpoint,
+    stop: threading.Event | None = None,
 ) -> list[ItemOutcome]:
     """Answer the chunk's prompts turn by turn: turn t of every conversation is one batch, and each later
-    turn sees the model's own earlier answers."""
+    turn sees the model's own earlier answers. Once ``stop`` is set no further request is sent, and a
+    conversation with a turn not sent has no outcome (its earlier turns are sent again by a Retry)."""
     backend = endpoint_backend(endpoint)
     sampling = SamplingParams.from_dict(run.config["sampling"][endpoint.slug])
     system_prompt = run.config.get("system_prompt") or ""
@@ -132,6 +160,7 @@ def generation_compute(
         for item in items
     }
     errors: dict[str, str] = {}
+    unsent: set[str] = set()
     by_key = {item["key"]: item for item in items}
     for item in items:
         if item["prompt"] not in prompts:
@@ -141,7 +170,7 @@ def generation_compute(
         requests = []
         for key, item in by_key.items():
             prompt = prompts.get(item["prompt"])
-            if key in errors or prompt is None or turn >= len(prompt.turns):
+            if key in errors or key in unsent or prompt is None or turn >= len(prompt.turns):
                 continue
             item_sampling = sampling
             if sampling.seed is not None:
@@ -155,8 +184,11 @@ def generation_compute(
             )
         if not requests:
             break
-        for result in backend.generate(requests):
+        for result in backend.generate(requests, stop=stop):
             key = result.request_id
+            if result.cancelled:
+                unsent.add(key)
+                continue
             if not result.ok:
                 errors[key] = f"turn {turn + 1}: {result.error}"
                 continue
@@ -169,6 +201,8 @@ def generation_compute(
 
     outcomes = []
     for key, item in by_key.items():
+        if key in unsent:
+            continue
         if key in errors:
             outcomes.append(ItemOutcome(key=key, error=errors[key]))
             continue

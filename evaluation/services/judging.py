@@ -9,6 +9,7 @@ and never becomes a score. Only a request that failed after the backend's retrie
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -46,8 +47,16 @@ from evaluation.domain.judge_templates import (
 from evaluation.domain.judge_templates import (
     JudgeTemplate as DomainTemplate,
 )
-from evaluation.domain.sampling import SamplingParams, SamplingParamsError
-from evaluation.inference.base import ChatRequest
+from evaluation.domain.presets import JUDGE as PRESET_JUDGE
+from evaluation.domain.sampling import (
+    SOURCE_ENDPOINT,
+    SOURCE_RUN,
+    SOURCE_TEMPLATE,
+    SamplingParams,
+    SamplingParamsError,
+    resolve_sampling,
+)
+from evaluation.inference.base import ChatRequest, stopped
 from evaluation.models import (
     CategoryAspects,
     JudgeRun,
@@ -57,11 +66,12 @@ from evaluation.models import (
     PairVerdict,
     RunChunk,
 )
-from evaluation.services.endpoints import endpoint_backend, endpoint_sampling
+from evaluation.services.endpoints import endpoint_backend
 from evaluation.services.runs import (
     ItemOutcome,
     RunConfigError,
     check_chunk_size,
+    check_preset,
     chunk_process,
     chunk_results_write,
     chunks_create,
@@ -81,8 +91,13 @@ JUDGE_OPTIONS = frozenset(
         "explanation_max_chars",
         "language",
         "on_one_error",
+        "preset",
+        "samples",
     }
 )
+
+#: Most verdicts a run may sample per item (the judge lab's calibration needs at least 3).
+MAX_SAMPLES = 10
 
 
 def to_domain_template(template: JudgeTemplate) -> DomainTemplate:
@@ -94,12 +109,41 @@ def to_domain_template(template: JudgeTemplate) -> DomainTemplate:
         user=template.user,
         name=template.name,
         output_schema=template.output_schema or {},
+        sampling=template.sampling or {},
     )
 
 
+def judge_sampling(
+    *, template: JudgeTemplate, endpoint: ModelEndpoint, explicit: Mapping[str, Any] | None = None
+) -> tuple[SamplingParams, dict[str, str]]:
+    """The sampling a judge with ``template`` on ``endpoint`` takes, and where each value came from: the run's
+    ``explicit`` values, else the template's, else the endpoint's defaults, else Timbang's (``n`` is 1)."""
+    try:
+        sampling, sources = resolve_sampling(
+            [
+                (SOURCE_RUN, dict(explicit or {})),
+                (SOURCE_TEMPLATE, dict(template.sampling or {})),
+                (SOURCE_ENDPOINT, dict(endpoint.sampling_defaults or {})),
+            ]
+        )
+        return sampling.replace(n=1), sources
+    except SamplingParamsError as exc:
+        raise RunConfigError(exc.message, **exc.params) from exc
+
+
 @transaction.atomic
-def judge_template_update(*, template: JudgeTemplate, system: str, user: str, editor=None) -> JudgeTemplate:
-    """Editing a template writes a new version (the next after the latest); older judgments keep theirs."""
+def judge_template_update(
+    *,
+    template: JudgeTemplate,
+    system: str,
+    user: str,
+    sampling: Mapping[str, Any] | None = None,
+    editor=None,
+) -> JudgeTemplate:
+    """Editing a template writes a new version (the next after the latest); older judgments keep theirs.
+
+    ``system``: the system message (empty: none is sent). ``sampling``: what the template states about
+    sampling (``None``: the edited version's, kept)."""
     latest = (
         JudgeTemplate.objects.select_for_update()
         .filter(name=template.name, kind=template.kind, language=template.language)
@@ -116,6 +160,7 @@ def judge_template_update(*, template: JudgeTemplate, system: str, user: str, ed
         user=user,
         name=template.name,
         output_schema=template.output_schema or {},
+        sampling=(template.sampling or {}) if sampling is None else sampling,
     )
     return JudgeTemplate.objects.create(
         name=template.name,
@@ -125,6 +170,7 @@ def judge_template_update(*, template: JudgeTemplate, system: str, user: str, ed
         system=checked.system,
         user=checked.user,
         output_schema=dict(checked.output_schema),
+        sampling=dict(checked.sampling),
         created_by=editor,
     )
 
@@ -214,6 +260,7 @@ def judge_template_default(*, kind: str, language: str, name: str = "default") -
             "system": shipped.system,
             "user": shipped.user,
             "output_schema": dict(shipped.output_schema),
+            "sampling": dict(shipped.sampling),
         },
     )
     return template
@@ -244,7 +291,12 @@ def judge_run_start(
     (pairwise over a dataset: one verdict per turn), ``structured_output`` (default true: ask for JSON with
     the template's schema), ``explanation_max_chars`` (with structured output: the schema caps the
     explanation at that many characters, so a constrained reply reaches its score within the token budget),
-    ``on_one_error`` (``use_other``/``error``, see ``combine_two_orders``).
+    ``on_one_error`` (``use_other``/``error``, see ``combine_two_orders``), ``samples`` (k, default 1: the judge
+    answers each item k times, each with its own seed, for the judge lab's calibration; k > 1 needs a
+    temperature above 0).
+
+    Sampling, per parameter: the run's ``sampling``, ``seed`` and ``max_tokens``, else the template's
+    ``sampling``, else the endpoint's defaults; ``config["sampling_sources"]`` says which gave each value.
 
     ``pairwise_family`` (pairwise judges): ``no_tie`` (IndoPref: the judge must pick a response; a tie reply
     is a parse error) or ``with_tie`` (MT-bench: A, B or tie). Without a template it picks the family's
@@ -295,17 +347,19 @@ def judge_run_start(
                 asked=pairwise_family,
             )
     chunk_size = check_chunk_size(options.get("chunk_size"))
+    if not isinstance(options.get("sampling") or {}, Mapping):
+        raise RunConfigError(
+            gettext_noop("sampling must be an object such as %(example)s"), example='{"temperature": 0}'
+        )
     overrides = dict(options.get("sampling") or {})
     for key in ("seed", "max_tokens"):
         if options.get(key) is not None:
             overrides[key] = options[key]
-    try:
-        sampling = endpoint_sampling(endpoint, overrides).replace(n=1)
-    except SamplingParamsError as exc:
-        raise RunConfigError(exc.message, **exc.params) from exc
+    sampling, sampling_sources = judge_sampling(template=template, endpoint=endpoint, explicit=overrides)
     seed = options.get("seed") if options.get("seed") is not None else 0
     config = {
         "sampling": sampling.to_dict(),
+        "sampling_sources": sampling_sources,
         "seed": seed,
         "chunk_size": chunk_size,
         "structured_output": bool(options.get("structured_output", True)),
@@ -314,6 +368,8 @@ def judge_run_start(
         "generation_run_ids": list(options.get("generation_run_ids") or []),
         "per_turn": bool(options.get("per_turn", False)),
     }
+    if options.get("preset"):
+        config["preset"] = check_preset(options["preset"], kind=PRESET_JUDGE)
     if config["on_one_error"] not in ("use_other", "error"):
         raise RunConfigError("on_one_error must be 'use_other' or 'error'")
     limit = options.get("explanation_max_chars")
@@ -324,6 +380,7 @@ def judge_run_start(
                 f"got {clipped(repr(limit))}"
             )
         config["explanation_max_chars"] = limit
+    config["samples"] = _check_samples(options.get("samples"), sampling)
     if annotation_project is not None and judge_kind == PAIRWISE and not annotation_project.is_pairwise:
         raise RunConfigError(gettext_noop("a pairwise judge needs a pairwise annotation project"))
     run = JudgeRun.objects.create(
@@ -357,9 +414,36 @@ def judge_run_start(
                 item["orders"] = [Judgment.Order.AB, Judgment.Order.BA]
             else:
                 item["orders"] = [Judgment.Order.AB if _coin(seed, item["key"]) else Judgment.Order.BA]
+    items = sampled_items(items, config["samples"])
     chunks_create(run=run, endpoint=endpoint, items=items, chunk_size=chunk_size)
     run_launch(run=run, n_total=len(items))
     return run
+
+
+def _check_samples(value: Any, sampling: SamplingParams) -> int:
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SAMPLES:
+        raise RunConfigError(
+            f"samples must be a whole number from 1 to {MAX_SAMPLES}, got {clipped(repr(value))}"
+        )
+    if value > 1 and not (sampling.temperature or 0) > 0:
+        raise RunConfigError(
+            gettext_noop("sampling %(k)s verdicts per item needs a temperature above 0"), k=value
+        )
+    return value
+
+
+def sampled_items(items: list[dict[str, Any]], samples: int) -> list[dict[str, Any]]:
+    """Each item ``samples`` times: the first keeps its key (a run of one sample is unchanged), the others
+    get ``key#s`` and ``sample`` s, so each sampled verdict is its own result, written once."""
+    if samples <= 1:
+        return items
+    return [
+        item if s == 0 else {**item, "key": f"{item['key']}#{s}", "sample": s}
+        for item in items
+        for s in range(samples)
+    ]
 
 
 def judge_existing_keys(run: JudgeRun, items: list[dict[str, Any]]) -> set[str]:
@@ -419,7 +503,7 @@ def _judgment_row(run: JudgeRun, item: dict[str, Any], order: str, parsed: Parse
             shown = str(parsed.value)
             verdict = canonical_verdict(shown, order)
         else:
-            score = int(parsed.value)
+            score = float(parsed.value)
     return Judgment(
         judge_run=run,
         target_key=item["key"],
@@ -429,6 +513,7 @@ def _judgment_row(run: JudgeRun, item: dict[str, Any], order: str, parsed: Parse
         turn=item["turn"],
         annotation_task_id=item.get("task"),
         order=order,
+        sample=item.get("sample", 0),
         template_kind=run.template.kind,
         template_version=run.template.version,
         raw_output=result.text,
@@ -476,6 +561,7 @@ def _pair_verdict(
         verdict=verdict,
         consistency=consistency,
         reason=reason[:200],
+        sample=item.get("sample", 0),
     )
 
 
@@ -485,9 +571,12 @@ def judge_compute(
     items: list[dict[str, Any]],
     endpoint: ModelEndpoint,
     on_outcomes: Callable[[list[ItemOutcome]], Any] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[ItemOutcome]:
     """The chunk's judge calls in concurrent batches of about the endpoint's concurrency (whole items),
-    each batch parsed and combined per item; ``on_outcomes`` gets each batch's outcomes as it ends."""
+    each batch parsed and combined per item; ``on_outcomes`` gets each batch's outcomes as it ends.
+
+    Once ``stop`` is set no further request is sent; an item with a request not sent has no outcome."""
     backend = endpoint_backend(endpoint)
     template = to_domain_template(run.template)
     sampling = SamplingParams.from_dict(run.config["sampling"])
@@ -517,7 +606,7 @@ def judge_compute(
                 requests.append(
                     ChatRequest(
                         messages=messages,
-                        sampling=sampling,
+                        sampling=_sample_sampling(sampling, item.get("sample", 0)),
                         response_format=schema,
                         request_id=f"{item['key']}|{order}",
                     )
@@ -526,11 +615,22 @@ def judge_compute(
             errors[item["key"]] = f"cannot build the judge prompt: {exc}"
     outcomes: list[ItemOutcome] = []
     for batch in _batches(items, requests, max(1, endpoint.max_concurrency)):
-        batch_outcomes = _judge_outcomes(run, batch, backend.generate(_requests_of(batch, requests)), errors)
+        if stopped(stop):
+            break
+        generated = backend.generate(_requests_of(batch, requests), stop=stop)
+        batch_outcomes = _judge_outcomes(run, batch, generated, errors)
         outcomes += batch_outcomes
         if on_outcomes is not None:
             on_outcomes(batch_outcomes)
     return outcomes
+
+
+def _sample_sampling(sampling: SamplingParams, sample: int) -> SamplingParams:
+    """The sampling of the item's ``sample``-th verdict: the run's, with the seed moved on by ``sample`` so
+    that k samples are k draws, not one draw repeated."""
+    if sample == 0 or sampling.seed is None:
+        return sampling
+    return sampling.replace(seed=sampling.seed + sample)
 
 
 def _requests_of(items: list[dict[str, Any]], requests: list[ChatRequest]) -> list[ChatRequest]:
@@ -571,6 +671,8 @@ def _judge_outcomes(
             continue
         orders = item.get("orders") or [Judgment.Order.SINGLE]
         item_results = {order: results[f"{key}|{order}"] for order in orders}
+        if any(r.cancelled for r in item_results.values()):
+            continue  # not sent: neither done nor failed
         failed = next((r for r in item_results.values() if not r.ok), None)
         if failed is not None:
             outcomes.append(ItemOutcome(key=key, error=failed.error))

@@ -15,19 +15,24 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.core.cache import cache
 from django.db import models, transaction
 from django.db.models import Case, Exists, F, OuterRef, Q, Subquery, Sum, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from accounts.domain.echo import clipped
+from accounts.events import RUN_FINISHED, event_emit
 from accounts.refusals import Refused
-from datasets_app.jobs import heartbeat_stopped_at, heartbeat_timeout, heartbeating
+from datasets_app.jobs import heartbeat_stopped_at, heartbeat_timeout, heartbeating, task_send
+from evaluation.domain.presets import PRESETS, presets_of
 from evaluation.inference.base import BackendConfigError
 from evaluation.models import (
     ACTIVE_STATUSES,
@@ -45,6 +50,13 @@ DEFAULT_CHUNK_SIZE = 16
 MAX_CHUNK_ERRORS = 20
 # A chunk sent this long ago that has not started while its queue is empty was dropped by the broker.
 CHUNK_LOST_AFTER = timedelta(minutes=10)
+
+# The chunk task of each run kind, by name (the tasks module imports this one, never the reverse).
+CHUNK_TASK_NAMES = {
+    RunChunk.RunKind.GENERATION: "evaluation.generation_chunk",
+    RunChunk.RunKind.JUDGE: "evaluation.judge_chunk",
+    RunChunk.RunKind.BENCHMARK: "evaluation.benchmark_chunk",
+}
 
 RUN_MODELS: dict[str, type[models.Model]] = {
     RunChunk.RunKind.GENERATION: GenerationRun,
@@ -71,6 +83,10 @@ class ItemOutcome:
         return self.error is None
 
 
+ComputeFn = Callable[..., list[ItemOutcome]]
+ExistingKeysFn = Callable[[models.Model, list[dict[str, Any]]], set[str]]
+
+
 def run_kind_of(run: models.Model) -> str:
     return run.kind
 
@@ -87,6 +103,19 @@ def check_chunk_size(value: Any) -> int:
             gettext_noop("chunk_size must be an integer in 1..1000, got %(value)s"), value=repr(value)
         )
     return size
+
+
+def check_preset(value: Any, *, kind: str) -> str:
+    """The id of a preset of run kind ``kind``; anything else is refused, naming the presets there are."""
+    preset = PRESETS.get(value) if isinstance(value, str) else None
+    if preset is None or preset.kind != kind:
+        raise RunConfigError(
+            gettext_noop("unknown preset %(value)s for a %(kind)s run (presets: %(known)s)"),
+            value=clipped(repr(value)),
+            kind=kind,
+            known=", ".join(p.id for p in presets_of(kind)),
+        )
+    return preset.id
 
 
 def chunks_create(
@@ -107,16 +136,12 @@ def chunks_create(
 
 def _send_on_commit(chunks: Sequence[RunChunk], *, now: datetime) -> None:
     """Record the send time of ``chunks`` and send their tasks once the transaction commits."""
-    # The task module calls this one; importing it on use keeps the two from importing each other at load
-    # time.
-    from evaluation.tasks import CHUNK_TASKS
-
     RunChunk.objects.filter(pk__in=[c.pk for c in chunks]).update(queued_at=now)
-    sends = [(CHUNK_TASKS[c.run_kind], c.pk, c.endpoint.queue) for c in chunks]
+    sends = [(CHUNK_TASK_NAMES[c.run_kind], c.pk, c.endpoint.queue) for c in chunks]
 
     def send() -> None:
-        for task, chunk_id, queue in sends:
-            task.apply_async(args=[chunk_id], queue=queue)
+        for name, chunk_id, queue in sends:
+            task_send(name, args=[chunk_id], queue=queue)
 
     transaction.on_commit(send)
 
@@ -235,27 +260,170 @@ def run_launch(*, run: models.Model, n_total: int) -> None:
             n_total=0, status=RunStatus.SUCCEEDED, started_at=now, finished_at=now
         )
         run.refresh_from_db()
+        run_finished_emit(run)
         return
     model.objects.filter(pk=run.pk).update(n_total=n_total)
     run.n_total = n_total
     chunks_enqueue(run)
 
 
+# How often a running chunk looks for its stop signal, and how long the signal is kept.
+CHUNK_STOP_POLL_S = 0.5
+CHUNK_STOP_TTL_S = 24 * 3600
+
+
+def chunk_stop_key(run: models.Model, chunk_id: int) -> str:
+    """The stop signal of a chunk. It names the run's kind, id and creation time too, so a signal left in
+    the cache by a database since recreated (whose ids start again) never stops another run's chunk."""
+    return f"evaluation:chunk-stop:{run.kind}:{run.pk}:{run.created_at.timestamp():.6f}:{chunk_id}"
+
+
+def chunks_signal_stop(run: models.Model, chunk_ids: Iterable[int]) -> None:
+    """Tell the workers running these chunks of ``run`` to send no further request (``chunk_stop_watch``)."""
+    keys = {chunk_stop_key(run, pk): 1 for pk in chunk_ids}
+    if keys:
+        cache.set_many(keys, CHUNK_STOP_TTL_S)
+
+
+@contextmanager
+def chunk_stop_watch(
+    run: models.Model, chunk_id: int, *, poll_s: float | None = None
+) -> Iterator[threading.Event]:
+    """An event set within ``poll_s`` of the chunk's stop signal (its run cancelled, or the chunk replaced
+    by a Retry), for the backend to check between requests. A thread of its own reads the shared cache,
+    never the database, and ends with the block."""
+    poll_s = CHUNK_STOP_POLL_S if poll_s is None else poll_s
+    event = threading.Event()
+    done = threading.Event()
+    key = chunk_stop_key(run, chunk_id)
+
+    def watch() -> None:
+        while not done.wait(poll_s):
+            try:
+                if cache.get(key):
+                    event.set()
+                    return
+            except Exception:  # a cache outage must not end the chunk: it runs on as before stops existed
+                logger.warning("cannot read the stop signal of chunk %s", chunk_id, exc_info=True)
+
+    if cache.get(key):
+        event.set()
+    thread = threading.Thread(target=watch, name=f"stop watch chunk {chunk_id}", daemon=True)
+    thread.start()
+    try:
+        yield event
+    finally:
+        done.set()
+        thread.join(timeout=5)
+
+
 def run_cancel(*, run: models.Model) -> bool:
-    """Stop a queued or running run: chunks not yet started return early. False when it had already ended."""
+    """Stop a queued or running run. Chunks not yet started return early; chunks running send no further
+    request once they see the stop signal (within ``CHUNK_STOP_POLL_S``), keep what came back, and leave the
+    rest not done. False when the run had already ended."""
     model = type(run)
     updated = model.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(
         status=RunStatus.CANCELLED, finished_at=timezone.now()
     )
+    if updated:
+        pending = RunChunk.objects.filter(run_kind=run.kind, run_id=run.pk, status=RunChunk.Status.PENDING)
+        chunk_ids = list(pending.values_list("pk", flat=True))
+        transaction.on_commit(lambda: chunks_signal_stop(run, chunk_ids))
     run.refresh_from_db()
     return bool(updated)
 
 
+def run_not_done(*, run: models.Model, existing_keys: ExistingKeysFn) -> int:
+    """How many of an ended run's items have no result (failed, cancelled or never reached)."""
+    items = [
+        item
+        for chunk_items in RunChunk.objects.filter(run_kind=run.kind, run_id=run.pk).values_list(
+            "items", flat=True
+        )
+        for item in chunk_items
+    ]
+    return len(items) - len(existing_keys(run, items))
+
+
+def run_retry(*, run: models.Model, existing_keys: ExistingKeysFn) -> int:
+    """Queue again the items of an ended run that have no result: those that failed, and those a cancel
+    left unsent. Returns how many; 0 when every item has its result (nothing is queued).
+
+    The earlier chunks are closed with the counts of the results they have (their failures are sent again,
+    so they no longer count) and told to stop, in case one is still finishing a request; the run goes back
+    to queued with new chunks for the rest, on the endpoint each item had. A chunk still pending from
+    before is closed too, so its task, if delivered later, does nothing."""
+    model = type(run)
+    now = timezone.now()
+    with transaction.atomic():
+        locked = model.objects.select_for_update().get(pk=run.pk)
+        if locked.status in ACTIVE_STATUSES:
+            raise RunConfigError(gettext_noop("This run is still running; cancel it first to retry it."))
+        chunks = list(
+            RunChunk.objects.select_for_update()
+            .filter(run_kind=run.kind, run_id=run.pk)
+            .select_related("endpoint")
+            .order_by("index")
+        )
+        have = existing_keys(locked, [item for chunk in chunks for item in chunk.items])
+        missing: dict[int, tuple[ModelEndpoint, list[dict[str, Any]]]] = {}
+        for chunk in chunks:
+            left = [item for item in chunk.items if item["key"] not in have]
+            if left:
+                missing.setdefault(chunk.endpoint_id, (chunk.endpoint, []))[1].extend(left)
+        n_missing = sum(len(items) for _, items in missing.values())
+        if not n_missing:
+            return 0
+        for chunk in chunks:
+            n_have = sum(item["key"] in have for item in chunk.items)
+            if (chunk.status, chunk.n_done, chunk.n_failed) != (RunChunk.Status.DONE, n_have, 0):
+                RunChunk.objects.filter(pk=chunk.pk).update(
+                    status=RunChunk.Status.DONE,
+                    n_done=n_have,
+                    n_failed=0,
+                    finished_at=Coalesce(F("finished_at"), Value(now)),
+                )
+        stale = [chunk.pk for chunk in chunks if chunk.status == RunChunk.Status.PENDING]
+        chunk_size = check_chunk_size(locked.config.get("chunk_size"))
+        first_index = (chunks[-1].index + 1) if chunks else 0
+        for endpoint, items in missing.values():
+            created = chunks_create(
+                run=locked, endpoint=endpoint, items=items, chunk_size=chunk_size, first_index=first_index
+            )
+            first_index += len(created)
+        model.objects.filter(pk=run.pk).update(
+            status=RunStatus.QUEUED,
+            error="",
+            finished_at=None,
+            n_done=len(have),
+            n_failed=0,
+        )
+        run.refresh_from_db()
+        chunks_enqueue(run)
+        transaction.on_commit(lambda: chunks_signal_stop(locked, stale))
+    logger.info("%s: %d item(s) without a result queued again", run, n_missing)
+    return n_missing
+
+
+def run_finished_emit(run: models.Model) -> None:
+    """Tell listeners (``accounts.events``) that ``run`` ended, with its status as stored now."""
+    project_id = getattr(run, "project_id", None) or getattr(run, "annotation_project_id", None)
+    event_emit(
+        name=RUN_FINISHED,
+        project_id=project_id,
+        data={"run": run.pk, "kind": run.kind, "status": run.status, "project": project_id},
+    )
+
+
 def run_fail(*, run: models.Model, error: str) -> None:
     """End an active run as failed (a configuration error that every further chunk would hit too)."""
-    type(run).objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(
-        status=RunStatus.FAILED, error=error[:4000], finished_at=timezone.now()
+    failed = (
+        type(run)
+        .objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES)
+        .update(status=RunStatus.FAILED, error=error[:4000], finished_at=timezone.now())
     )
+    if failed:
+        run_finished_emit(type(run).objects.get(pk=run.pk))
 
 
 def _mark_running(run: models.Model) -> None:
@@ -355,6 +523,7 @@ def run_finish_if_complete(*, model: type[models.Model], run_id: int) -> bool:
             if first:
                 message += f"; first error: {first.get('key')}: {first.get('error')}"
             model.objects.filter(pk=run_id).update(error=message[:4000])
+        run_finished_emit(run)
     return bool(finished)
 
 
@@ -459,14 +628,11 @@ def _unsaved_copy(row: models.Model) -> models.Model:
     return copy
 
 
-ComputeFn = Callable[..., list[ItemOutcome]]
-
-
 def chunk_process(
     *,
     chunk: RunChunk,
     run: models.Model,
-    existing_keys: Callable[[models.Model, list[dict[str, Any]]], set[str]],
+    existing_keys: ExistingKeysFn,
     compute: ComputeFn,
 ) -> bool:
     """Run one chunk: skip items that already have a result, compute the rest, commit. Returns whether this
@@ -479,13 +645,18 @@ def chunk_process(
     have = existing_keys(run, items)
     todo = [item for item in items if item["key"] not in have]
     try:
-        with heartbeating(key=chunk_heartbeat_key(chunk.pk, chunk.attempts + 1)):
-            outcomes = compute(run=run, items=todo, endpoint=chunk.endpoint) if todo else []
+        with (
+            heartbeating(key=chunk_heartbeat_key(chunk.pk, chunk.attempts + 1)),
+            chunk_stop_watch(run, chunk.pk) as stop,
+        ):
+            outcomes = compute(run=run, items=todo, endpoint=chunk.endpoint, stop=stop) if todo else []
     except (BackendConfigError, NotImplementedError) as exc:
         logger.warning("%s failed on chunk %s: %s", run, chunk.index, exc)
         run_fail(run=run, error=f"{type(exc).__name__}: {exc}")
         return False
-    # A cancel that arrived while the model was working: keep what was computed, it is correct and paid for.
+    # A stop that arrived while the model was working: what came back is kept (it is correct and paid
+    # for); the items never sent have no outcome, so they count neither done nor failed, and Retry sends
+    # them.
     return chunk_commit(chunk=chunk, run=run, outcomes=outcomes, n_already_done=len(items) - len(todo))
 
 

@@ -7,7 +7,11 @@ Starts the run as the API and the run form do (``benchmark_run_start``), so the 
 same way. Without ``--inline`` the run's chunks go to the workers and the command prints the queued run;
 with ``--inline`` they run in this process, one after the other, and the command prints the finished run
 with its tables: accuracy overall, by category, language, register and (multiple choice) by the prompt
-template each question was asked with, and the number of refusals. Bad input (an unknown endpoint, dataset,
+template each question was asked with, and the numbers of refusals and of ambiguous answers (two or more
+letters named); ``by_language`` (a column per language
+and ``avg``, the unweighted mean over languages: SeaBench's and LoraxBench's table) and ``language_avg``; and
+``comparison``, the same table over the succeeded runs of the dataset scored the same way (null when there is
+no other). Bad input (an unknown endpoint, dataset,
 mode or option) ends with exit code 2 and one line naming it; nothing is written.
 """
 
@@ -19,14 +23,15 @@ from typing import Any
 from celery import current_app
 from django.core.management.base import CommandParser
 
+from datasets_app.jobs import task_named
 from datasets_app.models import Dataset
 from evaluation.domain.benchmark_metrics import CLOZE_RULES, MATCH_RULES
+from evaluation.domain.prompt_sets import AGGREGATIONS
 from evaluation.management.commands import CsvCommand, json_safe
 from evaluation.models import BenchmarkRun, ModelEndpoint, RunChunk
-from evaluation.selectors import benchmark_tables
+from evaluation.selectors import benchmark_comparison, benchmark_tables
 from evaluation.services import RunConfigError, benchmark_run_start
 from evaluation.services.benchmarks import DIRECTIONS
-from evaluation.tasks import benchmark_chunk
 
 _OPTIONS = {
     "k_shot": "k_shot",
@@ -41,6 +46,7 @@ _OPTIONS = {
     "match_rule": "match_rule",
     "cloze_rule": "cloze_rule",
     "direction": "direction",
+    "aggregation": "aggregation",
 }
 
 
@@ -89,6 +95,15 @@ class Command(CsvCommand):
         parser.add_argument(
             "--back-translate", action="store_true", help="translation: translate the translations back"
         )
+        parser.add_argument(
+            "--templates",
+            help="comma-separated prompt template ids (shipped or added on the prompt templates page)",
+        )
+        parser.add_argument(
+            "--aggregation",
+            choices=AGGREGATIONS,
+            help="over the templates: draw one per item, or ask with each and take the mean or the best",
+        )
         parser.add_argument("--name", default="")
         parser.add_argument("--inline", action="store_true", help="run the chunks in this process")
         parser.add_argument("--json", action="store_true", help="print a JSON object")
@@ -103,6 +118,8 @@ class Command(CsvCommand):
         run_options = {key: options[arg] for arg, key in _OPTIONS.items() if options[arg] is not None}
         if options["back_translate"]:
             run_options["back_translate"] = True
+        if options["templates"]:
+            run_options["templates"] = [t.strip() for t in options["templates"].split(",") if t.strip()]
         if options["temperature"] is not None:
             run_options["sampling"] = {"temperature": options["temperature"]}
         eager = current_app.conf.task_always_eager
@@ -127,7 +144,7 @@ class Command(CsvCommand):
                 run_kind=RunChunk.RunKind.BENCHMARK, run_id=run.pk, status=RunChunk.Status.PENDING
             )
             for chunk_id in pending.order_by("index").values_list("pk", flat=True):
-                benchmark_chunk(chunk_id)
+                task_named("evaluation.benchmark_chunk")(chunk_id)
         run.refresh_from_db()
         report = {
             "run": run.pk,
@@ -142,6 +159,7 @@ class Command(CsvCommand):
         }
         if options["inline"]:
             report["tables"] = _plain(benchmark_tables(run=run))
+            report["comparison"] = _plain(benchmark_comparison(run=run))
         if options["json"]:
             self.stdout.write(json.dumps(report, ensure_ascii=False))
             return

@@ -6,7 +6,8 @@ no_tie (the judge must pick Response 1 or 2, IndoPref) or with_tie (A, B or tie,
 judges; ``--language`` en or id picks the template; ``--order-mode`` both or single_random. ``--wait S``
 waits up to S seconds for the run to finish (with a worker; with eager Celery it is finished at once) and
 reports its verdict counts. ``--json`` prints ``{"run", "status", "pairwise_family", "template", "n_total",
-"n_done", "n_failed", "summary"}``. Bad input ends with exit code 2 and one line naming what was wrong.
+"n_done", "n_failed", "summary", "sampling", "sampling_sources"}`` (the sampling used, and for each value
+whether the run, the template, the endpoint or Timbang's defaults gave it). Bad input ends with exit code 2 and one line naming what was wrong.
 """
 
 from __future__ import annotations
@@ -92,6 +93,8 @@ class Command(CsvCommand):
             "n_done": run.n_done,
             "n_failed": run.n_failed,
             "summary": selectors.judge_run_summary(run=run),
+            "sampling": run.config.get("sampling"),
+            "sampling_sources": run.config.get("sampling_sources"),
         }
         if options["json"]:
             self.stdout.write(json.dumps(report))

@@ -204,6 +204,71 @@ def test_benchmark_results_csv_ends_with_the_raw_output_and_the_rule(
     assert reader.fieldnames == [*BENCHMARK_RESULT_FIELDS, "raw_output", "rule"]
     rows = list(reader)
     assert rows and all(
-        (r["raw_output"], r["rule"], r["prediction"]) == ("Hmm. Jawabannya B", "answer_phrase", "B")
+        (r["raw_output"], r["rule"], r["prediction"]) == ("Hmm. Jawabannya B", "own_answer", "B")
         for r in rows
     )
+
+
+def test_a_generation_run_takes_a_system_prompt_through_the_api(
+    api_client_for, server, django_capture_on_commit_callbacks
+):
+    api = api_client_for("researcher")
+    dataset = make_prompt_dataset(n_prompts=1, two_turn_first=False)
+    make_endpoint(server, "gen")
+    with django_capture_on_commit_callbacks(execute=True):
+        started = api.post(
+            "/api/v1/evaluation/generation-runs/start",
+            {
+                "dataset": dataset.pk,
+                "endpoints": ["gen"],
+                "options": {"system_prompt": "Anda adalah asisten yang membantu."},
+            },
+            format="json",
+        )
+    assert started.status_code == 201, started.json()
+    assert started.json()["config"]["system_prompt"] == "Anda adalah asisten yang membantu."
+    assert server.requests[0].body["messages"] == [
+        {"role": "system", "content": "Anda adalah asisten yang membantu."},
+        {"role": "user", "content": "Pertanyaan 0"},
+    ]
+    bad = api.post(
+        "/api/v1/evaluation/generation-runs/start",
+        {"dataset": dataset.pk, "endpoints": ["gen"], "options": {"system_prompt": 7}},
+        format="json",
+    )
+    assert bad.status_code == 400 and bad.json()["detail"] == "system_prompt must be text, got int"
+
+
+def test_graded_scores_are_whole_numbers_or_decimals_in_json_and_csv(
+    api_client_for, server, django_capture_on_commit_callbacks
+):
+    from datasets_app.models import Response
+
+    def grade(body):
+        text = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+        return Reply(body=completion_body("Rating: [[7.5]]" if "Jawaban satu" in text else "Skor: 8"))
+
+    server.responder = grade
+    api = api_client_for("researcher")
+    dataset = make_prompt_dataset(n_prompts=1, two_turn_first=False)
+    prompt = dataset.prompts.get()
+    Response.objects.create(prompt=prompt, model_name="m1", turns=["Jawaban satu"])
+    Response.objects.create(prompt=prompt, model_name="m2", turns=["Jawaban dua"])
+    make_endpoint(server, "grader")
+    with django_capture_on_commit_callbacks(execute=True):
+        started = api.post(
+            "/api/v1/evaluation/judge-runs/start",
+            {"judge_kind": "single_grade", "endpoint": "grader", "dataset": dataset.pk},
+            format="json",
+        )
+    run_id = started.json()["id"]
+    detail = api.get(f"/api/v1/evaluation/judge-runs/{run_id}").json()
+    # (7.5 + 8) / 2
+    assert detail["summary"]["mean_score"] == 7.75
+    assert detail["config"]["sampling_sources"]["temperature"] == "template"
+    results = api.get(f"/api/v1/evaluation/judge-runs/{run_id}/judgments").json()["results"]
+    scores = sorted((j["score"] for j in results), key=float)
+    assert scores == [7.5, 8] and type(scores[1]) is int  # a whole score stays an integer in the JSON
+    download = api.get(f"/api/v1/evaluation/judge-runs/{run_id}/judgments.csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(download.streaming_content).decode())))
+    assert sorted(r["score"] for r in rows) == ["7.5", "8"]

@@ -11,6 +11,7 @@ import pytest
 
 from evaluation.domain.answer_extraction import (
     MCQ_PROMPT_VARIANTS,
+    RULES,
     McqExample,
     McqPromptVariant,
     build_mcq_messages,
@@ -39,8 +40,8 @@ EXTRACTED = [
     ("The correct answer is E", "E", "answer_phrase"),
     ("Jawaban yang benar adalah E.", "E", "answer_phrase"),
     ("Jawabannya adalah (C) Jawa.", "C", "answer_phrase"),
-    ("After thinking it over, I choose A.", "A", "answer_phrase"),
-    ("Saya pilih opsi B karena paling masuk akal.", "B", "answer_phrase"),
+    ("After thinking it over, I choose A.", "A", "choice_phrase"),
+    ("Saya pilih opsi B karena paling masuk akal.", "B", "choice_phrase"),
     ("surabaya", "B", "option_text"),
     ("  Jawa Barat!  ", "D", "option_text"),
     ("Menurut saya pilihan C paling tepat.", "C", "letter_reference"),
@@ -52,17 +53,34 @@ EXTRACTED = [
     ),  # "Jawa" only as part of "Jawa Barat"
     ("<think>Maybe A? Or B?</think>\nAnswer: E", "E", "answer_phrase"),
     # Phrasings small and large models write, in Indonesian and English.
-    ("Jawabannya B", "B", "answer_phrase"),
-    ("Pilihan saya D", "D", "answer_phrase"),
+    ("Jawabannya B", "B", "own_answer"),
+    ("Pilihan saya D", "D", "own_answer"),
     ("Jawaban saya: C, karena Jawa adalah pulau.", "C", "answer_phrase"),
-    ("Jawaban akhir: **D**", "D", "answer_phrase"),
-    ("Jawaban akhirnya adalah E.", "E", "answer_phrase"),
+    ("Jawaban akhir: **D**", "D", "final_answer"),
+    ("Jawaban akhirnya adalah E.", "E", "final_answer"),
     ("the answer is c", "C", "answer_phrase"),
     ("answer: b", "B", "answer_phrase"),
-    ("So the final answer is d.", "D", "answer_phrase"),
+    ("So the final answer is d.", "D", "final_answer"),
     ("My answer is B.", "B", "answer_phrase"),
     # The options echoed back, then the answer.
-    ("A. Jakarta\nB. Surabaya\nC. Jawa\nD. Jawa Barat\nE. Bandung\nJawaban: B", "B", "answer_phrase"),
+    ("A. Jakarta\nB. Surabaya\nC. Jawa\nD. Jawa Barat\nE. Bandung\nJawaban: B", "B", "echoed_options"),
+    # Phrasings seen in the collected outputs (data/mcq_outputs.jsonl), one or more per rule.
+    ("The correct answer is Bandung.", "E", "answer_text"),
+    ('Pilih yang benar adalah "Jawa Barat" yang ada di barat.', "D", "answer_text"),  # the longer option
+    ("Jawabannya: surabaya", "B", "answer_text"),
+    ('The letter "C" is the correct answer.', "C", "correct_letter"),
+    ("Option A is incorrect. Option E is correct.", "E", "correct_letter"),
+    ('Pilih Anda: "D"', "D", "answer_phrase"),
+    ('Pilih tentang soal yang benar adalah "D" yang ada di Jawa Barat.', "D", "answer_phrase"),
+    ("C) Jawa Barat\n\nThe correct answer is C) Jawa.", "C", "answer_phrase"),  # the letter, not the text
+    ("(E) Bandung\n\nThe correct answer is letter.", "E", "leading_letter"),
+    ("Bandung\n\nKota ini terkenal dengan kulinernya.", "E", "option_text"),
+    # An echoed or made-up option list set aside: the answer after it, never the list's first letter.
+    ("A. Jakarta\nB. Surabaya\nC. Jawa\nD. Jawa Barat\nE. Bandung\n\nB", "B", "echoed_options"),
+    ("D) Jawa Barat\n\nPilih salah satu:\nA) Jakarta\nB) Surabaya\nC) Solo", "D", "echoed_options"),
+    ("Pilihan:\n(A) Medan\n(B) Solo\nJawaban: C", "C", "echoed_options"),
+    ("Q: Kota mana?\nA: Jawabannya B", "B", "own_answer"),  # "Q:" is no option: "Q:", "A:" is no list
+    ("Pempek, jika ke Surabaya juga ada.", "B", "option_text_contained"),  # Jakarta etc. absent
 ]
 
 
@@ -73,27 +91,68 @@ def test_extraction_vectors(text, letter, rule):
 
 NOT_EXTRACTED = [
     # (model output, rule that gave up)
-    ("A or B", "not_found"),
-    ("(A) or (B)", "ambiguous_leading_letters"),
-    ("Answer: A or B", "ambiguous_answer_phrase"),
-    ("Jawaban: B. Eh, jawaban yang benar adalah C.", "ambiguous_answer_phrase"),
-    ("Either (A) Jakarta or (E) Bandung.", "ambiguous_letters"),
-    ("Bisa Jakarta, bisa juga Bandung.", "ambiguous_option_text"),
-    ("Kota itu adalah Surabaya, di Jawa Timur.", "ambiguous_option_text"),  # "Jawa" is option C
+    ("A or B", "ambiguous"),
+    ("C and D are both correct.", "ambiguous"),
+    ("(A) or (B)", "ambiguous"),
+    ("Answer: A or B", "ambiguous"),
+    ("Jawaban: B. Eh, jawaban yang benar adalah C.", "ambiguous"),
+    ("Either (A) Jakarta or (E) Bandung.", "ambiguous"),
+    ("Bisa Jakarta, bisa juga Bandung.", "ambiguous"),
+    ("Kota itu adalah Surabaya, di Jawa Timur.", "ambiguous"),  # "Jawa" is option C
     ("Answer: Denpasar", "not_found"),  # "D" starts a word: not a letter
     ("A capital city in Java.", "not_found"),  # "A" as an article
     ("", "empty"),
     (None, "no_text"),
+    ("Maaf, saya tidak bisa menjawab pertanyaan ini.", "refusal"),
+    ("I cannot answer that.\nB", "refusal"),  # a refusal, not the letter on the line after it
     ("<think>The answer is B", "empty"),  # reasoning never finished: nothing left to read
     ("The answer is a bit unclear to me.", "not_found"),  # a lower-case "a" that ends no sentence
-    ("Jawabannya B atau C", "ambiguous_answer_phrase"),  # two letters named: ambiguous, said so
-    ("the answer is b or c", "ambiguous_answer_phrase"),
+    ("Jawabannya B atau C", "ambiguous"),  # two letters named: ambiguous, said so
+    ("the answer is b or c", "ambiguous"),
+    # Two letters or two options named as the answer, in the ways the collected outputs did it.
+    ("C) Jakarta\n\nThe correct answer is A) Jakarta.", "ambiguous"),  # opens with C, then says A
+    ("C) Jawa\n\nExplanation: Option A is incorrect. Option E is correct.", "ambiguous"),
+    ("Bandung\n\nThe correct answer is Jakarta.", "ambiguous"),  # an option's text, then another's
+    ('Pilih yang benar adalah "B" yang adalah "D" yang adalah "E"', "ambiguous"),
+    ("Pilih Anda: A, B, C, D, E", "ambiguous"),
+    ('Pilihan yang benar adalah huruf "x" (B) yang ditambah (C) dan (E).', "ambiguous"),
+    ("Bisa Jakarta, bisa juga Bandung.", "ambiguous"),
+    # Lists and mixes that choose nothing.
+    ("A. Jakarta\nB. Surabaya\nC. Jawa\nD. Jawa Barat\nE. Bandung", "not_found"),  # only the list
+    ("Pilihan tersebut:\n(C) kadangis\n(D) terutamakan\n(E) kalimakan", "not_found"),  # made-up options
+    ("Jawaban:\n\nA: kota", "not_found"),  # after a blank line "A:" starts a list, not the answer
 ]
 
 
 @pytest.mark.parametrize(("text", "rule"), NOT_EXTRACTED)
 def test_ambiguous_or_missing_answers_give_none(text, rule):
     assert extract_choice_with_rule(text, OPTIONS) == (None, rule)
+
+
+def test_a_letter_ruled_out_or_explained_is_not_named_as_an_answer():
+    assert extract_choice_with_rule("The answer is B, not (C).", OPTIONS) == ("B", "answer_phrase")
+    assert extract_choice_with_rule("The answer is B, because (A) is too far.", OPTIONS) == (
+        "B",
+        "answer_phrase",
+    )
+    assert extract_choice_with_rule('Jawabannya adalah "B" atau "C" juga.', OPTIONS) == (None, "ambiguous")
+
+
+def test_one_option_beside_most_of_another_is_a_mix_not_a_choice():
+    options = {
+        "A": "lampu lalu lintas merah",
+        "B": "penumpang berkata 'kiri'",
+        "E": "penumpang menekan tombol di atap",
+    }
+    mixed = "Sampai menekan tombol di atap, 'kiri' atas lampu lalu lintas merah."
+    assert extract_choice_with_rule(mixed, options) == (None, "not_found")
+    alone = "Penumpang menekan tombol di atap kalimantan, kalimantan."
+    assert extract_choice_with_rule(alone, options) == ("E", "option_text_contained")
+
+
+def test_every_rule_has_a_vector():
+    seen = {rule for _, _, rule in EXTRACTED} | {rule for _, rule in NOT_EXTRACTED}
+    assert seen == set(RULES)
 
 
 def test_letters_outside_the_options_do_not_count():

@@ -137,6 +137,15 @@ GRADE_OK = [
     ("Overall a solid answer, 8/10.", 8, "keyword"),
     ("<think>maybe [[3]]? no</think>Rating: [[6]]", 6, "keyword"),
     ("On a scale of 1 to 10 this is weak. Score: 2", 2, "keyword"),
+    # Decimal scores within the range, with a point or the Indonesian decimal comma.
+    ("The answer is mostly right. [[7.5]]", 7.5, "keyword"),
+    ("Rating: 7.5", 7.5, "keyword"),
+    ('{"explanation": "x", "score": 7.5}', 7.5, "json_whole"),
+    ('{"penjelasan": "x", "skor": "8,5"}', 8.5, "json_whole"),
+    ("Skor: 7,5", 7.5, "keyword"),
+    ("Nilai akhir: 6,25 dari 10", 6.25, "keyword"),
+    ("Overall 9.5/10.", 9.5, "keyword"),
+    ("Rating: [[1.0]]", 1, "keyword"),
 ]
 
 
@@ -144,19 +153,43 @@ GRADE_OK = [
 def test_grade_vectors(raw, score, step):
     result = parse_grade(raw, 1, 10)
     assert (result.status, result.value, result.reason) == (OK, score, step)
+    # A whole score reads as an int (7, also from "7.0"), any other as a float.
+    assert type(result.value) is type(score)
+
+
+def test_factual_judges_accept_decimals_within_one_to_five():
+    assert parse_judge_output("Skor: 4,5", "factual").value == 4.5
+    assert parse_judge_output('{"explanation": "x", "score": 2.5}', "factual").value == 2.5
+    too_high = parse_judge_output('{"explanation": "x", "score": 5.5}', "factual")
+    assert (too_high.status, too_high.reason) == (ERROR, "json_whole: score 5.5 is outside 1-5")
+    assert normalised_factual_score(4.5) == 0.9
+
+
+def test_a_score_too_big_for_a_float_is_out_of_range_not_a_crash():
+    result = parse_grade('{"score": 1' + "0" * 400 + "}", 1, 10)
+    assert result.status == ERROR and "is outside 1-10" in result.reason
+
+
+def test_pairwise_verdicts_are_not_read_as_decimal_scores():
+    # Pairwise parsing is unchanged: a number that is not 1 or 2 is no verdict.
+    assert (
+        parse_pairwise('{"explanation": "x", "score": 1.5}').reason == "json_whole: verdict 1.5 is not 1 or 2"
+    )
 
 
 GRADE_ERRORS = [
     ('{"explanation": "x", "score": 11}', "json_whole: score 11 is outside 1-10"),
     ('{"explanation": "x", "score": 0}', "json_whole: score 0 is outside 1-10"),
-    ('{"explanation": "x", "score": 7.5}', "json_whole: score 7.5 is not a whole number"),
+    ('{"explanation": "x", "score": 10.5}', "json_whole: score 10.5 is outside 1-10"),
+    ('{"explanation": "x", "score": 0.5}', "json_whole: score 0.5 is outside 1-10"),
     ('{"explanation": "x", "score": "good"}', "json_whole: score 'good' is not a number"),
     ('{"explanation": "x", "score": null}', "json_whole: score None is not a number"),
     ("Rating: [[12]]", "keyword: score 12 is outside 1-10"),
     ("Score: 4/5", "keyword: score is given out of 5, expected out of 10"),
     ("Rating: [[7]] or maybe [[8]]", "keyword: conflicting scores"),
     ("Very helpful answer.", "no verdict or score found"),
-    ("Score: 7,5", "keyword: score 7.5 is not a whole number"),
+    ("Skor: 10,5", "keyword: score 10.5 is outside 1-10"),
+    ("Rating: [[7.5]] or maybe [[8]]", "keyword: conflicting scores"),
 ]
 
 

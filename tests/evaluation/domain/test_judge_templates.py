@@ -210,6 +210,41 @@ def test_templates_round_trip_as_data_and_are_checked():
         JudgeTemplate.from_dict({**stored, "version": 0})
 
 
+def test_a_template_states_its_sampling_and_it_is_checked_like_a_runs():
+    template = JudgeTemplate(
+        kind=FACTUAL,
+        language="en",
+        version=1,
+        system="",
+        user="{{question}}|{{gold}}|{{answer}}",
+        sampling={"temperature": 0, "max_tokens": 256, "top_k": None},
+    )
+    assert template.sampling == {"temperature": 0, "max_tokens": 256, "top_k": None}
+    assert JudgeTemplate.from_dict(json.loads(json.dumps(template.to_dict()))) == template
+    base = template.to_dict()
+    for sampling, message in (
+        ({"temperature": -0.5}, "template sampling: temperature must be a finite number >= 0, got -0.5"),
+        ({"top_p": 1.5}, "template sampling: top_p must be a number in \\(0, 1\\], got 1.5"),
+        ({"max_tokens": 0}, "template sampling: max_tokens must be an integer >= 1, got 0"),
+        (
+            {"seed": 1, "n": 2},
+            "template sampling: unknown sampling parameter\\(s\\) n, seed; a template may set",
+        ),
+        ([0.2], "template sampling: sampling must be an object"),
+    ):
+        with pytest.raises(TemplateError, match=message):
+            JudgeTemplate.from_dict({**base, "sampling": sampling})
+
+
+def test_each_shipped_preset_states_its_judge_temperature():
+    # IndoPref's settings for its pairwise judges; MT-bench's judge at 0; SeaBench does not state its
+    # judge's temperature, so the single-answer grade takes Timbang's default 0, as does the factual judge.
+    assert default_template(PAIRWISE, "id").sampling == {"temperature": 0.6, "top_p": 0.95, "top_k": 20}
+    assert default_template(PAIRWISE, "en", name="with_tie").sampling == {"temperature": 0.0}
+    assert default_template(SINGLE_GRADE, "en").sampling == {"temperature": 0.0}
+    assert default_template(FACTUAL, "id").sampling == {"temperature": 0.0}
+
+
 def test_empty_system_text_gives_a_single_user_message():
     template = JudgeTemplate(
         kind=FACTUAL, language="en", version=1, system="", user="{{question}}|{{gold}}|{{answer}}"

@@ -76,7 +76,7 @@ def test_best_option_takes_the_highest_score_and_the_first_on_a_tie():
         ("Jawaban: D", "D", "answer_phrase"),
         ("**D**", "D", "bare_letter"),
         ("D.", "D", "bare_letter"),
-        ("Jawaban: (d) atau (b)", None, "ambiguous_answer_phrase"),
+        ("Jawaban: (d) atau (b)", None, "ambiguous"),
         ("Answer: a lot of people live there", None, "not_found"),  # a lower-case word is not a letter
     ],
 )

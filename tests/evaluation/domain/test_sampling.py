@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.domain.sampling import SamplingParams, SamplingParamsError
+from evaluation.domain.sampling import (
+    SamplingParams,
+    SamplingParamsError,
+    checked_template_sampling,
+    resolve_sampling,
+)
 
 
 def test_defaults_are_the_studies_settings():
@@ -65,3 +70,45 @@ def test_replace_validates_again():
     assert SamplingParams().replace(seed=11).seed == 11
     with pytest.raises(SamplingParamsError):
         SamplingParams().replace(top_p=2)
+
+
+def test_resolved_sampling_takes_each_value_from_the_first_layer_that_sets_it():
+    params, sources = resolve_sampling(
+        [
+            ("run", {"temperature": 0.2, "seed": 9}),
+            ("template", {"temperature": 0.0, "max_tokens": 256}),
+            ("endpoint", {"top_k": 40, "max_tokens": 4096, "stop": ["###"]}),
+        ]
+    )
+    assert params == SamplingParams(temperature=0.2, top_k=40, max_tokens=256, seed=9, stop=("###",))
+    assert sources == {
+        "temperature": "run",
+        "top_p": "default",
+        "top_k": "endpoint",
+        "max_tokens": "template",
+        "seed": "run",
+        "stop": "endpoint",
+    }
+
+
+def test_an_explicit_none_is_a_value_of_its_layer():
+    # An endpoint that must not send top_k says so with None; a template's value does not override the run's.
+    params, sources = resolve_sampling(
+        [("run", {}), ("template", {"top_k": 20}), ("endpoint", {"top_k": None})]
+    )
+    assert (params.top_k, sources["top_k"]) == (20, "template")
+    params, sources = resolve_sampling([("run", {}), ("template", {}), ("endpoint", {"top_k": None})])
+    assert (params.top_k, sources["top_k"]) == (None, "endpoint")
+
+
+def test_template_sampling_is_some_of_four_parameters_in_a_runs_ranges():
+    assert checked_template_sampling({"temperature": 0, "top_p": 1, "top_k": 5, "max_tokens": 9}) == {
+        "temperature": 0,
+        "top_p": 1,
+        "top_k": 5,
+        "max_tokens": 9,
+    }
+    with pytest.raises(SamplingParamsError, match="unknown sampling parameter\\(s\\) seed"):
+        checked_template_sampling({"seed": 1})
+    with pytest.raises(SamplingParamsError, match="top_k must be None or an integer >= 1, got 0"):
+        checked_template_sampling({"top_k": 0})

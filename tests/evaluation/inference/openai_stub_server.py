@@ -62,6 +62,10 @@ class StubOpenAIServer:
         # The integral of in_flight over time: divided by a period, the mean number of requests in flight.
         self.in_flight_seconds = 0.0
         self._in_flight_changed = time.monotonic()
+        # Wall-clock times (time.time(), comparable across processes) of the first request to arrive and the
+        # last reply to leave since the counts were reset: where a pipeline's time before and after goes.
+        self.first_arrival: float | None = None
+        self.last_departure: float | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -88,12 +92,17 @@ class StubOpenAIServer:
         self._in_flight_changed = now
         self.in_flight += change
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        if change > 0 and self.first_arrival is None:
+            self.first_arrival = time.time()
+        elif change < 0:
+            self.last_departure = time.time()
 
     def reset_counts(self) -> None:
         with self._lock:
             self.max_in_flight = self.in_flight
             self.in_flight_seconds = 0.0
             self._in_flight_changed = time.monotonic()
+            self.first_arrival = self.last_departure = None
 
     def _next_reply(self, body: Any) -> Reply:
         with self._lock:

@@ -36,7 +36,7 @@ def test_mcq_k_shot_with_rule_extraction_and_accuracy_tables(server, django_capt
     def student(body):
         text = last_user(body)
         last_question = next(q for q in (*answers, "Pulau terbesar di Indonesia?") if text.rstrip().count(q))
-        return Reply(body=completion_body(answers.get(last_question, "saya tidak tahu")))
+        return Reply(body=completion_body(answers.get(last_question, "Jawabannya B atau C")))
 
     server.responder = student
     run = _start(
@@ -54,10 +54,12 @@ def test_mcq_k_shot_with_rule_extraction_and_accuracy_tables(server, django_capt
     by_question = {r.question.external_id: r for r in results.values()}
     assert (by_question["t1"].prediction, by_question["t1"].correct) == ("C", True)
     assert (by_question["t2"].prediction, by_question["t2"].correct) == ("A", False)  # key is D
-    assert (by_question["t3"].prediction, by_question["t3"].correct) == (
+    # Two letters named as the answer: no answer, wrong, with the reason "ambiguous".
+    assert (by_question["t3"].prediction, by_question["t3"].correct, by_question["t3"].raw["rule"]) == (
         "",
         False,
-    )  # unparsed counts as wrong
+        "ambiguous",
+    )
     # Two solved examples precede the question: both shot questions appear with their answers.
     prompt = last_user(server.requests[0].body)
     assert "Ibu kota Jawa Barat?" in prompt and "Makanan dari kedelai?" in prompt
@@ -67,6 +69,7 @@ def test_mcq_k_shot_with_rule_extraction_and_accuracy_tables(server, django_capt
     tables = benchmark_tables(run=run)
     # 1 of 3 correct overall; budaya 1 of 2, geografi 0 of 1.
     assert tables["overall"][0]["accuracy"] == pytest.approx(1 / 3)
+    assert (tables["n_ambiguous"], tables["n_refusals"]) == (1, 0)
     by_category = {row["category"]: row["accuracy"] for row in tables["by"]["category"]}
     assert by_category == {"budaya": 0.5, "geografi": 0.0}
 
@@ -243,3 +246,96 @@ def test_open_qa_by_factual_judge_divides_by_five(server, django_capture_on_comm
     assert rows["p0"].score == pytest.approx(0.8)  # 4 / 5
     assert rows["p1"].score is None and rows["p1"].raw["judge_parse_status"] == "error"
     assert run.status == "succeeded"
+
+
+def _english_knower(body):
+    """Answers right when asked in English (template en-1: "Question:"), wrong otherwise."""
+    text = last_user(body)
+    keys = {
+        "Alat musik dari bambu?": "C",
+        "Hari kemerdekaan Indonesia?": "D",
+        "Pulau terbesar di Indonesia?": "E",
+    }
+    question = next(q for q in keys if q in text)
+    return Reply(body=completion_body(keys[question] if "Question:" in text else "A"))
+
+
+@pytest.mark.parametrize(("aggregation", "expected"), [("mean", 0.5), ("max", 1.0)])
+def test_a_template_set_asks_every_question_with_every_template_and_combines_their_accuracy(
+    server, django_capture_on_commit_callbacks, aggregation, expected
+):
+    server.responder = _english_knower
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="mcq",
+        endpoint=make_endpoint(server, "student"),
+        dataset=make_question_dataset(),
+        options={"eval_split": "test", "templates": ["en-1", "id-1"], "aggregation": aggregation},
+    )
+    assert (run.status, run.n_total, run.n_done) == ("succeeded", 6, 6)
+    assert [t["id"] for t in run.config["templates"]] == ["en-1", "id-1"]
+    tables = benchmark_tables(run=run)
+    per_template = {row["variant"]: row["overall"] for row in tables["templates"]["table"]["rows"]}
+    assert per_template == {"en-1": 1.0, "id-1": 0.0}
+    assert tables["templates"]["combined"]["overall"] == expected
+    assert tables["language_avg"] == expected  # one language: its combined figure
+    assert tables["overall"][0]["accuracy"] == 0.5  # the pooled figure stays beside it
+
+
+def test_drawn_templates_ask_each_question_once_and_a_set_of_unknown_ids_is_refused(
+    server, django_capture_on_commit_callbacks
+):
+    server.responder = _english_knower
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="mcq",
+        endpoint=make_endpoint(server, "student"),
+        dataset=make_question_dataset(),
+        options={"eval_split": "test", "templates": ["en-1", "id-1"], "aggregation": "draw", "seed": 3},
+    )
+    assert run.n_total == 3 and len(server.requests) == 3
+    assert "templates" not in benchmark_tables(run=run)
+    with pytest.raises(RunConfigError, match="unknown prompt template"):
+        benchmark_run_start(
+            task="mcq",
+            endpoint=make_endpoint(server, "other"),
+            dataset=make_question_dataset(name="again"),
+            options={"templates": ["nope"]},
+        )
+    with pytest.raises(RunConfigError, match="aggregation must be one of draw, mean, max"):
+        benchmark_run_start(
+            task="mcq",
+            endpoint=make_endpoint(server, "third"),
+            dataset=make_question_dataset(name="third"),
+            options={"aggregation": "median"},
+        )
+
+
+def test_translation_asks_with_a_template_the_researcher_added(server, django_capture_on_commit_callbacks):
+    from evaluation.services.prompt_templates import prompt_template_create
+
+    prompt_template_create(
+        slug="paper-mt",
+        task="translation",
+        language="en",
+        body="Translate from {{source}} to {{target}}:\n{{text}}\nTranslation:",
+        note="the paper's prompt",
+    )
+    server.responder = lambda body: Reply(body=completion_body("Saya pergi ke pasar."))
+    run = _start(
+        django_capture_on_commit_callbacks,
+        task="translation",
+        endpoint=make_endpoint(server, "mt"),
+        dataset=make_translation_dataset(),
+        options={"templates": ["paper-mt", "mt-en-1"], "aggregation": "max", "prompt_language": "en"},
+    )
+    sent = [last_user(r.body) for r in server.requests]
+    assert sum(text.startswith("Translate from ") and text.endswith("\nTranslation:") for text in sent) == (
+        run.n_total // 2
+    )
+    assert set(BenchmarkResult.objects.filter(benchmark_run=run).values_list("variant", flat=True)) == {
+        "paper-mt",
+        "mt-en-1",
+    }
+    with pytest.raises(RunConfigError, match="incomplete"):
+        prompt_template_create(slug="bad", task="translation", language="en", body="{{text}} only")

@@ -69,6 +69,45 @@ def test_models_times_prompts_give_one_response_each_with_multi_turn_history(
     assert RunChunk.objects.filter(run_kind="generation", run_id=run.pk).count() == 4
 
 
+def test_the_system_prompt_is_the_first_message_of_every_conversation_and_every_turn(
+    server, django_capture_on_commit_callbacks
+):
+    dataset = make_prompt_dataset(n_prompts=2)  # p0 has two turns, p1 one
+    run = _start(
+        django_capture_on_commit_callbacks,
+        dataset=dataset,
+        endpoints=[make_endpoint(server, "assistant")],
+        options={"system_prompt": "You are a helpful assistant."},
+    )
+    assert run.status == "succeeded" and run.config["system_prompt"] == "You are a helpful assistant."
+    # 2 prompts, 3 turns in all: 3 requests, each starting with the system prompt, then the conversation.
+    conversations = sorted(
+        [(m["role"], m["content"]) for m in request.body["messages"]] for request in server.requests
+    )
+    system = ("system", "You are a helpful assistant.")
+    assert conversations == [
+        [system, ("user", "Pertanyaan 0")],
+        [system, ("user", "Pertanyaan 0"), ("assistant", "echo: Pertanyaan 0"), ("user", "Lanjutan 0")],
+        [system, ("user", "Pertanyaan 1")],
+    ]
+    # The system prompt is not part of the stored answers.
+    answers = Response.objects.filter(generation_run=run).order_by("prompt__external_id")
+    assert [r.turns for r in answers] == [["echo: Pertanyaan 0", "echo: Lanjutan 0"], ["echo: Pertanyaan 1"]]
+
+
+def test_without_a_system_prompt_the_conversation_starts_with_the_user(
+    server, django_capture_on_commit_callbacks
+):
+    run = _start(
+        django_capture_on_commit_callbacks,
+        dataset=make_prompt_dataset(n_prompts=1, two_turn_first=False),
+        endpoints=[make_endpoint(server, "bare")],
+        options={"system_prompt": "   "},
+    )
+    assert run.config["system_prompt"] == ""
+    assert [m["role"] for m in server.requests[0].body["messages"]] == ["user"]
+
+
 def test_n_per_prompt_gives_numbered_samples_with_distinct_seeds(server, django_capture_on_commit_callbacks):
     dataset = make_prompt_dataset(n_prompts=1, two_turn_first=False)
     endpoint = make_endpoint(server, "sampler")
@@ -191,6 +230,8 @@ def test_an_empty_dataset_finishes_at_once(server, django_capture_on_commit_call
         ({"options": {"temperature": 1.0}}, "unknown option"),
         ({"options": {"sampling": {"top_p": 2}}}, "top_p"),
         ({"options": {"chunk_size": 0}}, "chunk_size"),
+        ({"options": {"system_prompt": ["Be brief."]}}, "system_prompt must be text, got list"),
+        ({"options": {"system_prompt": "x" * 20_001}}, "system_prompt is longer than 20000 characters"),
     ],
 )
 def test_bad_run_settings_are_refused_before_anything_is_written(server, kwargs, message):

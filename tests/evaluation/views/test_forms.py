@@ -6,6 +6,7 @@ import pytest
 
 from datasets_app.models import Response
 from evaluation.models import BenchmarkResult, BenchmarkRun, GenerationRun, JudgeRun, ModelEndpoint, RunChunk
+from evaluation.services.endpoints import endpoint_own_queue
 from tests.evaluation.inference.openai_stub_server import Reply, completion_body
 from tests.evaluation.services.builders import (
     fair_judge,
@@ -192,6 +193,57 @@ def test_a_generation_run_started_from_the_page_runs_and_redirects_to_it(
     assert (sent["temperature"], sent["seed"], sent["max_tokens"], sent["top_p"]) == (0.2, 7, 64, 0.95)
 
 
+def test_a_system_prompt_set_on_the_page_opens_every_conversation(
+    role_client, server, django_capture_on_commit_callbacks
+):
+    client = role_client("researcher")
+    endpoint = make_endpoint(server, "assistant")
+    post = _run_post(
+        "generation",
+        dataset=make_prompt_dataset(n_prompts=1, two_turn_first=False).pk,
+        endpoints=[endpoint.pk],
+        n_per_prompt=1,
+        system_prompt="You are a helpful assistant.",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/evaluation/runs/new/", post)
+    assert GenerationRun.objects.get().config["system_prompt"] == "You are a helpful assistant."
+    assert server.requests[0].body["messages"][0] == {
+        "role": "system",
+        "content": "You are a helpful assistant.",
+    }
+
+
+def test_a_judge_temperature_set_on_the_page_wins_over_the_templates(
+    role_client, server, django_capture_on_commit_callbacks
+):
+    server.responder = lambda body: Reply(body=completion_body('{"explanation": "ok", "score": 6}'))
+    client = role_client("researcher")
+    dataset = make_prompt_dataset(n_prompts=1, two_turn_first=False)
+    Response.objects.create(prompt=dataset.prompts.get(), model_name="m", turns=["x"])
+    post = _run_post(
+        "judge",
+        judge_kind="single_grade",
+        endpoint=make_endpoint(server, "grader", sampling_defaults={"top_k": 50}).pk,
+        dataset=dataset.pk,
+        order_mode="both",
+        language="en",
+        structured_output="on",
+        on_one_error="use_other",
+        temperature="0.3",
+    )
+    page = client.get("/evaluation/runs/new/?kind=judge").content.decode()
+    assert "Empty: the template&#x27;s value, else the endpoint&#x27;s default." in page
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/evaluation/runs/new/", post)
+    run = JudgeRun.objects.get()
+    sent = server.requests[0].body
+    # The page's 0.3 over the SeaBench template's 0; top_k from the endpoint, top_p Timbang's default.
+    assert (sent["temperature"], sent["top_k"], sent["top_p"]) == (0.3, 50, 0.95)
+    sources = run.config["sampling_sources"]
+    assert (sources["temperature"], sources["top_k"], sources["top_p"]) == ("run", "endpoint", "default")
+
+
 def test_a_judge_run_started_from_the_page_judges_both_orders(
     role_client, server, django_capture_on_commit_callbacks
 ):
@@ -316,9 +368,11 @@ def test_a_translation_run_from_the_page_in_the_chosen_direction_with_its_langua
         client.post("/evaluation/runs/new/", post)
     run = BenchmarkRun.objects.get()
     assert run.config["direction"] == "from_source"
-    assert "dari bahasa Indonesian ke bahasa Javanese (krama)" in last_user(server.requests[0].body)
+    # The units' requests run concurrently, so in no set order.
+    sent = [last_user(request.body) for request in server.requests]
+    assert any("dari bahasa Indonesian ke bahasa Javanese (krama)" in text for text in sent)
     page = client.get(f"/evaluation/runs/benchmark/{run.pk}/", HTTP_ACCEPT_LANGUAGE="id").content.decode()
-    assert "chrF++ per bahasa" in page and "jav / krama" in page and "Rata-rata semua bahasa" in page
+    assert "chrF++ per bahasa" in page and "Bahasa Jawa / Krama" in page and "Rata-rata semua bahasa" in page
 
 
 def _bad_run_start(client, server, kind: str, fields: dict, message: str, **headers):
@@ -446,3 +500,13 @@ def test_the_run_form_starts_a_with_tie_judge(role_client, server, django_captur
     run = JudgeRun.objects.get()
     assert (run.pairwise_family, run.template.name) == ("with_tie", "with_tie")
     assert all('"score": "A", "B" or "tie"}' in last_user(r.body) for r in server.requests)
+
+
+def test_an_endpoint_left_without_a_queue_gets_its_own_and_a_named_queue_is_kept(role_client):
+    client = role_client("researcher")
+    assert client.post("/evaluation/endpoints/new/", _endpoint_post(queue="")).status_code == 302
+    assert ModelEndpoint.objects.get(slug="sahabat-9b").queue == "gpu.sahabat-9b"
+    response = client.post("/evaluation/endpoints/new/", _endpoint_post(slug="Shared_One", queue="gpu.a100"))
+    assert response.status_code == 302
+    assert ModelEndpoint.objects.get(slug="Shared_One").queue == "gpu.a100"
+    assert endpoint_own_queue("Shared_One") == "gpu.shared_one"
