@@ -18,6 +18,9 @@ RUN if [ -n "${XLLAMACPP_INDEX}" ]; then \
       pip install --no-cache-dir --force-reinstall --no-deps --index-url "${XLLAMACPP_INDEX}" "xllamacpp==${version}"; \
     fi
 COPY . .
+# The image writes no bytecode at run time (PYTHONDONTWRITEBYTECODE): compile the project once here, so that
+# a command or worker does not recompile every module it imports each time it starts.
+RUN python -m compileall -q -j 0 accounts analytics annotation config datasets_app demo evaluation exports
 RUN useradd --create-home timbang && mkdir -p /data && chown timbang /data
 USER timbang
 EXPOSE 8000

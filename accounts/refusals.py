@@ -3,7 +3,7 @@
 Services raise English texts marked for the catalogue (``gettext_noop``), and the API and the commands answer
 them as written. A text with ``%(name)s`` placeholders travels with its values apart, as ``message`` and
 ``params`` (Django's ``ValidationError``, ``annotation.services.AnnotationError``,
-``evaluation.services.RunConfigError``, ``exports.services.Refusal``), so that a page can translate the text
+``evaluation.services.RunConfigError``, ``exports.options.Refusal``), so that a page can translate the text
 before filling the values in: translating a text already filled in would find no entry in the catalogue.
 """
 

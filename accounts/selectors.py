@@ -6,6 +6,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
@@ -13,6 +15,7 @@ from accounts.domain.login_throttle import client_address, header_meta_key, thro
 from accounts.domain.mail_language import mail_language
 from accounts.models import Profile
 from accounts.roles import PRIVILEGED_ROLES
+from accounts.sql import UserColumns, prepared_cursor
 
 LOGIN_THROTTLE_PREFIX = "login-throttle"
 
@@ -112,3 +115,29 @@ def person_mail_language(*, user: AbstractBaseUser) -> str:
         interface_languages=tuple(code for code, _name in settings.LANGUAGES),
         default=settings.LANGUAGE_CODE,
     )
+
+
+def user_with_roles(user_id: object) -> AbstractBaseUser | None:
+    """The user ``user_id`` with their roles already read (``accounts.roles.user_roles``): one statement
+    for what a logged-in page request reads about its caller (the session's user, then their roles)."""
+    user_model = get_user_model()
+    try:
+        user_id = user_model._meta.pk.to_python(user_id)
+    except ValidationError:
+        return None
+    conn = connections[DEFAULT_DB_ALIAS]
+    columns = _user_columns.get(conn.vendor)
+    if columns is None:
+        columns = _user_columns[conn.vendor] = UserColumns(user_model, conn)
+    quote = conn.ops.quote_name
+    sql = (
+        f"SELECT {columns.select} FROM {quote(user_model._meta.db_table)} u"
+        f" WHERE u.{quote(user_model._meta.pk.column)} = %s"
+    )
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, [*columns.params, user_id])
+        row = cursor.fetchone()
+    return None if row is None else columns.user(row, conn)
+
+
+_user_columns: dict[str, UserColumns] = {}

@@ -101,3 +101,67 @@ def instance_loaded(
     state = instance._state = ModelState()
     state.adding, state.db = False, alias
     return instance
+
+
+class UserColumns:
+    """A user's columns and their role names as one part of a SELECT list (``u`` is the user table's
+    alias; the statement's parameters start with the role names, ``ALL_ROLES``), and the user made back from
+    that part of a row, their roles already set (``accounts.roles.user_roles``). Made once per database
+    vendor by the statements that read a request's caller: the session's user and the API token's."""
+
+    def __init__(self, user_model: type[Model], conn: Any) -> None:
+        from django.contrib.auth.models import Group
+
+        from accounts.roles import ALL_ROLES
+
+        fields = list(user_model._meta.concrete_fields)
+        quote = conn.ops.quote_name
+        through = user_model.groups.through
+        joined = "string_agg(g.name, ',')" if conn.vendor == "postgresql" else "group_concat(g.name, ',')"
+        marks = ", ".join(["%s"] * len(ALL_ROLES))
+        self.params = list(ALL_ROLES)
+        self.select = (
+            f"{', '.join('u.' + quote(f.column) for f in fields)},"
+            f" (SELECT {joined} FROM {quote(through._meta.db_table)} ug"
+            f"  JOIN {quote(Group._meta.db_table)} g ON g.id = ug.group_id"
+            f"  WHERE ug.user_id = u.id AND g.name IN ({marks}))"
+        )
+        self.width = len(fields) + 1
+        self.user_model = user_model
+        self.attnames = [f.attname for f in fields]
+        self.converters = []
+        for i, field in enumerate(fields):
+            col = field.get_col(user_model._meta.db_table)
+            found = conn.ops.get_db_converters(col) + field.get_db_converters(conn)
+            if found:
+                self.converters.append((i, col, found))
+
+    def user(self, part: Sequence[Any], conn: Any) -> Model:
+        """The user of the ``width`` values of a row this select list produced."""
+        from accounts.roles import roles_set
+
+        values = list(part[:-1])
+        for i, col, converters in self.converters:
+            for convert in converters:
+                values[i] = convert(values[i], col, conn)
+        user = instance_loaded(self.user_model, self.attnames, values)
+        roles_set(user, part[-1].split(",") if part[-1] else [])
+        return user
+
+
+def row_chunks(values_query: Any, chunk_rows: int) -> Any:
+    """The rows of a ``values_list`` queryset as the database driver returns them, ``chunk_rows`` at a time,
+    in the queryset's own order: no model instances and none of the ORM's per-row converters, for reads of
+    a million rows (exports, agreement). Nothing when the queryset cannot match anything."""
+    from django.core.exceptions import EmptyResultSet
+
+    if chunk_rows < 1:
+        raise ValueError("chunk_rows must be at least 1")
+    try:
+        sql, params = values_query.query.get_compiler(using=values_query.db).as_sql()
+    except EmptyResultSet:
+        return
+    with connections[values_query.db].chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(chunk_rows):
+            yield rows

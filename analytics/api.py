@@ -16,6 +16,7 @@ from accounts.permissions import HasRole
 from accounts.roles import PROJECT_MANAGER, RESEARCHER
 from analytics import services
 from analytics.domain.agreement import LEVELS
+from analytics.domain.leaderboard import ARENA_STYLE_FEATURES, TIES, LeaderboardError, leaderboard_options
 from analytics.downloads import csv_response
 from annotation.models import Project
 from datasets_app.jobs import JobRefused
@@ -204,3 +205,95 @@ class AgreementReportRetryApi(APIView):
         services.report_retry(project=project, level=level)
         state, pending = _state(request, project_id)
         return pending or Response(state.report)
+
+
+class JudgeLabApi(APIView):
+    """The judge lab of a project as JSON: the figures of ``manage.py judge_lab`` over the project's human
+    preferences and its pairwise judge runs."""
+
+    permission_classes = [HasRole(PROJECT_MANAGER, RESEARCHER)]
+
+    @extend_schema(
+        operation_id="project_judge_lab",
+        parameters=[
+            PROJECT,
+            OpenApiParameter(
+                "baseline", str, description="Model the length-controlled win rates are against."
+            ),
+            OpenApiParameter(
+                "ppi_share",
+                float,
+                enum=list(services.LAB_PPI_SHARES),
+                description="Use the human votes of only this share of items for the prediction-powered "
+                "estimates (seeded by the project); default every vote.",
+            ),
+        ],
+        responses={
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT, description="judges, judge_choice, length_controlled, ppi, notes"
+            ),
+            400: OpenApiResponse(description="Unknown baseline model or share."),
+            404: NOT_FOUND,
+        },
+        summary="Judge lab: bias, calibration, length-controlled and prediction-powered win rates",
+    )
+    def get(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id, kind__in=services.DASHBOARD_KINDS)
+        share_text = request.query_params.get("ppi_share") or ""
+        try:
+            share = float(share_text) if share_text else None
+            report = services.judge_lab_report(
+                project=project, baseline=request.query_params.get("baseline") or None, ppi_human_share=share
+            )
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(report)
+
+
+class ArenaLeaderboardApi(APIView):
+    """The arena's leaderboard as JSON: the same object as ``manage.py leaderboard --json``."""
+
+    permission_classes = [HasRole(PROJECT_MANAGER, RESEARCHER)]
+
+    @extend_schema(
+        operation_id="arena_leaderboard",
+        parameters=[
+            PROJECT,
+            OpenApiParameter("ties", str, enum=list(TIES), description="half (default) or davidson"),
+            OpenApiParameter(
+                "style",
+                str,
+                many=True,
+                description="style features to control for: " + ", ".join(ARENA_STYLE_FEATURES),
+            ),
+            OpenApiParameter("bootstrap", int, description="bootstrap draws (default 1000, at most 2000)"),
+            OpenApiParameter("seed", int, description="seed of the bootstrap (default 0)"),
+        ],
+        responses={
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="models (rating, ci95, rank_range, tier, battles, ...), style, davidson_nu, "
+                "pair_matrix, vote_drop, breakdowns (language, register, category), n_battles, n_used",
+            ),
+            400: OpenApiResponse(description="An option is not valid."),
+            404: NOT_FOUND,
+            409: OpenApiResponse(description="The battles cannot give a leaderboard yet (the reason)."),
+        },
+        summary="Leaderboard of an arena project",
+    )
+    def get(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id, kind=Project.Kind.ARENA)
+        try:
+            options = leaderboard_options(
+                request.query_params.get("ties"),
+                request.query_params.getlist("style"),
+                request.query_params.get("bootstrap"),
+                request.query_params.get("seed"),
+            )
+        except LeaderboardError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            board = services.arena_leaderboard(project=project, options=options)
+        except LeaderboardError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(board.to_dict())

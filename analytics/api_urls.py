@@ -5,7 +5,13 @@ from analytics import api
 SECTION = r"(?P<section>[a-z_]+)"
 
 urlpatterns = [
+    path(
+        "arena/projects/<int:project_id>/leaderboard",
+        api.ArenaLeaderboardApi.as_view(),
+        name="api-arena-leaderboard",
+    ),
     path("projects/<int:project_id>/agreement", api.AgreementReportApi.as_view(), name="api-agreement"),
+    path("projects/<int:project_id>/judge-lab", api.JudgeLabApi.as_view(), name="api-judge-lab"),
     path(
         "projects/<int:project_id>/agreement/cancel",
         api.AgreementReportCancelApi.as_view(),

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.utils.translation import gettext
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation import labels as annotation_labels
+from datasets_app.domain.languages import language_register_name
+from evaluation.domain.benchmark_metrics import MISSING_LEVEL
 
 # Who gave a leaderboard row's verdicts (``analytics.services._judges_section``).
 JUDGE_KINDS = {
@@ -63,6 +65,13 @@ class Labels:
     def __init__(self) -> None:
         self.criteria = annotation_labels.criterion_labels()
 
+    def language(self, group: str) -> str:
+        """A language code, or a language and register (``jav / krama``), by its name in the page's
+        language; items without a language as such."""
+        if not group or group == MISSING_LEVEL:
+            return gettext("No language")
+        return language_register_name(group, get_language() or "en")
+
     def judge(self, name: str) -> str:
         if name in JUDGE_NAMES:
             return str(JUDGE_NAMES[name])
@@ -87,6 +96,10 @@ class Labels:
             return str(RATING_SOURCES.get(value, value))
         if column == "dimension":
             return str(DIMENSIONS.get(value, value))
+        if column in ("language", "language_register"):
+            return self.language(value)
+        if column == "level" and row is not None and row.get("dimension") == "language":
+            return self.language(value)
         if column == "judge":
             return self.judge(value)
         return value

@@ -19,21 +19,20 @@ import math
 import time
 import uuid
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
 from django.utils.translation import gettext_noop
 
 from analytics import selectors
 from analytics.domain import agreement as ag
 from analytics.domain import judge_agreement as ja
 from analytics.domain.bradley_terry import bradley_terry
+from analytics.domain.leaderboard import Leaderboard, LeaderboardOptions, leaderboard_fit
 from annotation.domain.submission import ALL_BAD
 from annotation.models import Project
 from annotation.selectors import conflict_matrix, gold_scores
@@ -45,7 +44,15 @@ from datasets_app.jobs import (
     heartbeat_timeout,
     heartbeating,
     max_attempts,
+    task_send_on_commit,
 )
+from evaluation.domain import language_tables as lt
+from evaluation.domain.judge_templates import SINGLE_GRADE
+
+# pandas takes long to import: the functions that use it import it, so start-up (URL loading, a
+# worker's boot) does not.
+if TYPE_CHECKING:
+    import pandas as pd
 
 REPORT_FORMAT = 1
 DEFAULT_LEVEL = "ordinal"
@@ -79,6 +86,8 @@ SECTIONS: dict[str, str] = {
     "judges": gettext_noop("Judge leaderboard"),
     "conflicts": gettext_noop("Answer conflicts (creator x answerer)"),
 }
+# Tables with a column per language (named by their language codes) and an ``avg`` over them.
+LANGUAGE_COLUMN_TABLES = frozenset({"accuracy_by_language", "grades_by_language"})
 # Question-answering projects get the conflict matrix only: they have no ratings, picks or votes.
 QUESTION_KIND = "mcq_answer"
 
@@ -102,6 +111,8 @@ def _plain(value: Any) -> Any:
         return int(value)
     if isinstance(value, float | np.floating):
         return None if math.isnan(value) or math.isinf(value) else float(value)
+    import pandas as pd  # here, after the common cases: this runs once per cell
+
     if isinstance(value, pd.Timestamp | datetime):
         return value.isoformat()
     if value is pd.NA or value is pd.NaT:
@@ -138,9 +149,11 @@ def measures(frame: pd.DataFrame, level: str) -> pd.DataFrame:
     kept as its own category), nominal, so the position a response was shown at never matters. Pairwise
     votes: one unit per task and turn, nominal.
     """
+    import pandas as pd
+
     dims = ["group", "category", "language", "register", "submitted_at", "task"]
     parts = []
-    rated = frame.loc[frame["value"].notna()]
+    rated = _rows_where(frame, frame["value"].notna())
     if len(rated):
         parts.append(
             rated.assign(
@@ -173,6 +186,12 @@ def measures(frame: pd.DataFrame, level: str) -> pd.DataFrame:
     return out
 
 
+def _rows_where(frame: pd.DataFrame, mask: pd.Series) -> pd.DataFrame:
+    """``frame.loc[mask]``, without the copy of every column when every row is kept (a project of Likert
+    ratings only: a million rows that filtering would copy whole)."""
+    return frame if bool(mask.all()) else frame.loc[mask]
+
+
 def _category_ratings(frame: pd.DataFrame) -> pd.DataFrame:
     """Ratings of criteria whose scale is named categories: a response rated, the category in ``choice``."""
     return frame.loc[
@@ -185,10 +204,18 @@ def _category_ratings(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _id_text(values: pd.Series, missing: str) -> pd.Series:
     """Integer ids (or turns) as text, ``missing`` for nulls: keys that merge and group reliably."""
-    return values.map(lambda v: missing if pd.isna(v) else str(int(v)))
+    import pandas as pd
+
+    present = values.notna()
+    out = pd.Series(missing, index=values.index, dtype=object)
+    if present.any():
+        out[present] = values[present].astype("int64").astype(str)
+    return out
 
 
 def _votes(frame: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
     votes = frame.loc[frame["criterion"] == "vote"].copy()
     if votes.empty:
         return votes.assign(item=pd.Series(dtype=str))
@@ -248,7 +275,7 @@ def project_alpha(
     Every other place that prints a project's alpha (the export's dataset card) calls this, so the card
     and the dashboard give the same alpha and interval for the same project, level and seed.
     """
-    data = measures(selectors.annotation_frame(project=project), ag.check_level(level))
+    data = measures(selectors.annotation_frame(project=project, agreement_only=True), ag.check_level(level))
     section = alpha_section(data, draws=draws, seed=int(project.seed) if seed is None else seed)
     return section["tables"].get("alpha", [])
 
@@ -374,7 +401,7 @@ def annotators_section(data: pd.DataFrame, gold: dict) -> dict:
 def distributions_section(frame: pd.DataFrame) -> dict:
     """Counts of each rating value per criterion (1-5 always listed), of picks and of votes."""
     rows = []
-    rated = frame.loc[frame["value"].notna()]
+    rated = _rows_where(frame, frame["value"].notna())
     for criterion, part in rated.groupby("criterion", sort=False):
         counts = part["value"].astype(int).value_counts()
         values = sorted(set(range(1, 6)) | set(counts.index))
@@ -425,6 +452,8 @@ def best_of_n_section(frame: pd.DataFrame, data: pd.DataFrame, task_models: pd.D
 
 def _pairwise_human(frame: pd.DataFrame) -> pd.DataFrame:
     """Human pairwise votes keyed by item (task and turn) with the voter; both_bad counts as a tie."""
+    import pandas as pd
+
     votes = _votes(frame)
     return pd.DataFrame(
         {
@@ -467,6 +496,8 @@ def _bt_rows(votes: pd.DataFrame, source: str, *, draws: int, seed: int) -> tupl
 
 def pick_votes(frame: pd.DataFrame, task_models: pd.DataFrame) -> pd.DataFrame:
     """A best pick among N responses as N - 1 wins of the picked model over each other shown model."""
+    import pandas as pd
+
     best = frame.loc[
         (frame["criterion"] == "best") & (frame["choice"] != ALL_BAD), ["task", "coder", "model"]
     ]
@@ -481,6 +512,8 @@ def pick_votes(frame: pd.DataFrame, task_models: pd.DataFrame) -> pd.DataFrame:
 
 def bradley_terry_section(frame: pd.DataFrame, task_models: pd.DataFrame, *, draws: int, seed: int) -> dict:
     """Model ratings from pairwise votes (both bad counted as a tie) and from best-of-N picks."""
+    import pandas as pd
+
     votes = _votes(frame)
     pairwise = pd.DataFrame(
         {
@@ -521,33 +554,74 @@ def human_preferences(frame: pd.DataFrame) -> pd.DataFrame:
 
     Likert: for every pair of responses an annotator rated in one task, the one with the larger sum of
     ratings over the criteria is preferred, equal sums are a tie (IndoPref's preference from ratings).
-    Columns: item (pair and turn), annotator, vote, category.
+    Columns: item (pair and turn), annotator, vote, category, language, register, language_register.
     """
+    import pandas as pd
+
     votes = _votes(frame)
     if len(votes):
         votes = votes.loc[votes["turn"].fillna(-1) == votes["task_turn"].fillna(-1)]
         item, swapped = _orient(votes["response_a"], votes["response_b"], votes["task_turn"])
         vote = _swap(votes["choice"].replace({"both_bad": ja.TIE}), swapped)
-        return pd.DataFrame(
-            {"item": item, "annotator": votes["coder"], "vote": vote, "category": votes["category"]}
+        return _with_language_register(
+            pd.DataFrame(
+                {
+                    "item": item,
+                    "annotator": votes["coder"],
+                    "vote": vote,
+                    "category": votes["category"],
+                    "language": votes["language"],
+                    "register": votes["register"],
+                }
+            )
         )
-    rated = frame.loc[frame["value"].notna()]
+    rated = _rows_where(frame, frame["value"].notna())
     if rated.empty:
-        return pd.DataFrame(columns=["item", "annotator", "vote", "category"])
-    totals = rated.groupby(["task", "coder", "response", "category"], as_index=False)["value"].sum()
-    pairs = totals.merge(totals, on=["task", "coder", "category"], suffixes=("_a", "_b"))
+        return pd.DataFrame(columns=["item", "annotator", "vote", *ITEM_GROUPS])
+    rated = rated.assign(language=rated["language"].fillna(""), register=rated["register"].fillna(""))
+    item_columns = ["task", "coder", "category", "language", "register"]
+    totals = rated.groupby([*item_columns, "response"], as_index=False)["value"].sum()
+    pairs = totals.merge(totals, on=item_columns, suffixes=("_a", "_b"))
     pairs = pairs.loc[pairs["response_a"] < pairs["response_b"]]
     vote = np.where(
         pairs["value_a"] > pairs["value_b"], ja.A, np.where(pairs["value_a"] < pairs["value_b"], ja.B, ja.TIE)
     )
     item, _ = _orient(pairs["response_a"], pairs["response_b"], pd.Series(pd.NA, index=pairs.index))
-    return pd.DataFrame(
-        {"item": item, "annotator": pairs["coder"], "vote": vote, "category": pairs["category"]}
+    return _with_language_register(
+        pd.DataFrame(
+            {
+                "item": item,
+                "annotator": pairs["coder"],
+                "vote": vote,
+                "category": pairs["category"],
+                "language": pairs["language"],
+                "register": pairs["register"],
+            }
+        )
+    )
+
+
+# What a judge's accuracy is broken down by, beside the whole: each item's category, language, and
+# language with register (``jav / krama``).
+ITEM_GROUPS = ("category", "language", "register", "language_register")
+
+
+def _with_language_register(human: pd.DataFrame) -> pd.DataFrame:
+    language = human["language"].fillna("").astype(str)
+    register = human["register"].fillna("").astype(str)
+    return human.assign(
+        language=language,
+        register=register,
+        language_register=[
+            lt.language_register(lang, reg) for lang, reg in zip(language, register, strict=True)
+        ],
     )
 
 
 def _graded_verdicts(graded: pd.DataFrame, items: pd.DataFrame, tie_threshold: float) -> pd.DataFrame:
     """Scores of both responses of each human item (mean over turns for whole-conversation items)."""
+    import pandas as pd
+
     scores = graded.assign(score=graded["score"].where(graded["parse_status"] == "ok"))
     per_turn = scores.set_index(["response_a", "turn"])["score"]
     overall = scores.groupby("response_a")["score"].agg(lambda s: s.mean() if s.notna().all() else np.nan)
@@ -564,12 +638,49 @@ def _graded_verdicts(graded: pd.DataFrame, items: pd.DataFrame, tie_threshold: f
 
 
 def _items_of(human: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
     keys = human["item"].drop_duplicates()
     pair, turn = keys.str.split(":", expand=True)[0], keys.str.split(":", expand=True)[1]
     ab = pair.str.split("-", expand=True).astype("int64")
     return pd.DataFrame(
         {"item": keys.values, "a": ab[0].values, "b": ab[1].values, "turn": turn.replace("all", None).values}
     )
+
+
+@dataclass
+class _JudgeBreakdowns:
+    """Rows of the judges' accuracy tables by category, language and language with register, and each
+    judge's accuracy by language (for the table with languages as columns)."""
+
+    by_category: list[dict] = field(default_factory=list)
+    by_language: list[dict] = field(default_factory=list)
+    by_language_register: list[dict] = field(default_factory=list)
+    per_language: dict[str, ja.JudgeAccuracy] = field(default_factory=dict)
+
+    def add(self, name: str, human: pd.DataFrame, verdicts: pd.DataFrame, by_category: list[dict]) -> None:
+        self.by_category.extend(by_category)
+        for column, rows in (
+            ("language", self.by_language),
+            ("language_register", self.by_language_register),
+        ):
+            accuracy = ja.judge_accuracy(human, verdicts, category=column)
+            if column == "language":
+                self.per_language[name] = accuracy
+            table = accuracy.by_category.rename(columns={"category": column})
+            rows.extend({"judge": name, **r} for r in _records(table))
+
+    def tables(self) -> dict[str, list[dict]]:
+        tables = {
+            "by_category": _plain_rows(self.by_category),
+            "by_language": _plain_rows(self.by_language),
+            "by_language_register": _plain_rows(self.by_language_register),
+        }
+        if self.per_language:
+            tables["accuracy_by_language"] = _plain_rows(
+                ja.accuracy_language_table(self.per_language)["rows"]
+            )
+        return tables
 
 
 def _judge_row(name: str, kind: str, human: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[dict, list[dict]]:
@@ -627,16 +738,24 @@ def judges_section(
 def _judges_section(
     frame: pd.DataFrame, judgments: pd.DataFrame, *, tie_threshold: float, ensemble_rule: str = "all_judges"
 ) -> dict:
+    import pandas as pd
+
     if judgments.empty:
         return _section(note=gettext_noop("No judge has run on this project's responses yet."))
+    # A run that sampled k verdicts per item counts here with its first; the judge lab reads all k.
+    judgments = judgments.loc[judgments["sample"] == 0]
+    grades = grades_by_language(judgments)
     human = human_preferences(frame)
     if human.empty:
-        return _section(note=gettext_noop("Judges are compared with human preferences; there are none yet."))
+        return _section(
+            {"grades_by_language": grades} if grades else None,
+            gettext_noop("Judges are compared with human preferences; there are none yet."),
+        )
     hh = ja.human_human_agreement(human)
     leaderboard = [
         {"judge": "human-human", "kind": "human", "n_items": hh.n_items, **_rate(hh)},
     ]
-    categories: list[dict] = []
+    breakdowns = _JudgeBreakdowns()
     consistency: list[dict] = []
     wanted = set(human["item"])
     pairwise = judgments.loc[judgments["order"] == "both"]
@@ -647,7 +766,7 @@ def _judges_section(
         name = f"{judge} (run {run})"
         row, by_category = _judge_row(name, "pairwise", human, verdicts)
         leaderboard.append(row)
-        categories.extend(by_category)
+        breakdowns.add(name, human, verdicts, by_category)
         flags = part.loc[item.isin(wanted) & (part["consistency"] != "single"), "consistency"]
         counts = flags.value_counts()
         consistency.append(
@@ -676,7 +795,7 @@ def _judges_section(
         )
         row, by_category = _judge_row(f"{judge} (run {run})", "graded", human, verdicts)
         leaderboard.append(row)
-        categories.extend(by_category)
+        breakdowns.add(f"{judge} (run {run})", human, verdicts, by_category)
     if len(averaged) >= 2:
         ensemble = ja.ensemble_scores(pd.concat(averaged, ignore_index=True), rule=ensemble_rule)
         scores = ensemble.scores
@@ -692,12 +811,37 @@ def _judges_section(
         row["n_left_out"] = ensemble.n_left_out
         row["n_items_excluded"] = ensemble.n_items_excluded
         leaderboard.append(row)
-        categories.extend(by_category)
-    tables = {"leaderboard": _plain_rows(leaderboard), "by_category": _plain_rows(categories)}
+        breakdowns.add("ensemble", human, verdicts, by_category)
+    tables = {"leaderboard": _plain_rows(leaderboard), **breakdowns.tables()}
+    if grades:
+        tables["grades_by_language"] = grades
     if consistency:
         tables["position_consistency"] = _plain_rows(consistency)
     extra = {"ensemble_rule": ensemble_rule} if len(averaged) >= 2 else {}
     return _section(tables, tie_threshold=tie_threshold, **extra)
+
+
+def grades_by_language(judgments: pd.DataFrame) -> list[dict]:
+    """SeaBench's table of single-answer grades: one row per judge run and graded model, a column per
+    language (the mean 1-10 grade of the model's responses in that language, every turn, grades that did not
+    parse left out), ``avg`` (the unweighted mean over languages), ``overall`` and ``n``. Empty without
+    single-answer grades."""
+    import pandas as pd
+
+    graded = judgments.loc[(judgments["order"] == "single") & (judgments["judge_kind"] == SINGLE_GRADE)]
+    if graded.empty:
+        return []
+    frame = pd.DataFrame(
+        {
+            "judge": [
+                f"{judge} (run {run})" for judge, run in zip(graded["judge"], graded["run"], strict=True)
+            ],
+            "model": graded["model_a"].fillna("").astype(str),
+            "language": graded["language"],
+            "score": graded["score"].where(graded["parse_status"] == "ok").astype(float),
+        }
+    )
+    return _plain_rows(lt.grades_by_language(frame, row_columns=("judge", "model"))["rows"])
 
 
 def judges_for_responses(
@@ -706,11 +850,18 @@ def judges_for_responses(
     """The judges section over pairs of the given responses only (an export's prompts): each judge's
     agreement with the human votes on those pairs, computed as the dashboard computes it."""
     ids = set(int(i) for i in response_ids)
-    frame = selectors.annotation_frame(project=project)
-    frame = frame.loc[frame["response"].isin(ids) | frame["response_a"].isin(ids)]
     judgments = selectors.judgment_frame(project=project)
     judgments = judgments.loc[judgments["response_a"].isin(ids)]
     unfinished = selectors.judge_runs_unfinished(project=project)
+    if judgments.empty:
+        # No judge scored these pairs: the human answers are not read again (a million ratings, for a
+        # section with no judge in it).
+        import pandas as pd
+
+        frame = pd.DataFrame(columns=selectors.ANNOTATION_COLUMNS)
+    else:
+        frame = selectors.annotation_frame(project=project)
+        frame = frame.loc[frame["response"].isin(ids) | frame["response_a"].isin(ids)]
     return judges_section(frame, judgments, tie_threshold=tie_threshold, unfinished=unfinished)
 
 
@@ -990,10 +1141,6 @@ def _report_gave_up(project_id: int, level: str, version: str, attempts: int, **
 
 def _report_send(project_id: int, level: str, version: str, *, attempts: int, **extra) -> None:
     """Record the report as queued under a new task id and send the task once the transaction commits."""
-    # The task module calls this one; importing it on use keeps the two from importing each other at load
-    # time.
-    from analytics.tasks import agreement_report
-
     task_id = uuid.uuid4().hex
     status_set(
         project_id=project_id,
@@ -1004,9 +1151,7 @@ def _report_send(project_id: int, level: str, version: str, *, attempts: int, **
         attempts=attempts,
         **extra,
     )
-    transaction.on_commit(
-        lambda: agreement_report.apply_async(args=[project_id, level, version], task_id=task_id)
-    )
+    task_send_on_commit("evaluation.agreement_report", args=[project_id, level, version], task_id=task_id)
 
 
 def _requeue_if_stale(
@@ -1122,3 +1267,187 @@ def section_table(report: dict[str, Any], section: str, table: str | None = None
             return section, []
         table = next(iter(tables))
     return table, tables[table]
+
+
+# -- judge lab -------------------------------------------------------------------------------------------
+
+#: Shares of the human-labelled items the page may keep for the prediction-powered estimates.
+LAB_PPI_SHARES = (0.1, 0.25, 0.5)
+
+
+@dataclass(frozen=True)
+class LabInputs:
+    """The frames :func:`analytics.domain.judge_lab.lab_report` reads, built from the database."""
+
+    human: pd.DataFrame
+    judge: pd.DataFrame
+    items: pd.DataFrame
+    families: dict[str, str]
+
+    @property
+    def models(self) -> list[str]:
+        if self.items.empty or "model_a" not in self.items.columns:
+            return []
+        names = set(self.items["model_a"].dropna()) | set(self.items["model_b"].dropna())
+        return sorted(str(n) for n in names)
+
+
+def _turn_length(turns: list[str], turn: str) -> float:
+    if turn == "all":
+        return float(sum(len(t or "") for t in turns))
+    index = int(turn)
+    return float(len(turns[index] or "")) if index < len(turns) else float("nan")
+
+
+def judge_lab_inputs(*, project: Project) -> LabInputs:
+    """The project's human preferences per response pair (pairwise votes, or derived from Likert ratings as
+    the judges section derives them) and every pairwise judgment over its responses, keyed by the same
+    item (the pair, smaller response id first, and the turn); each item's category, language, register,
+    model names and answer lengths (characters of the judged turn, or of every turn); model families of
+    the judge endpoints and of the models. Four queries."""
+    import pandas as pd
+
+    human = human_preferences(selectors.annotation_frame(project=project))
+    judgments = selectors.lab_judgments(project=project)
+    if len(judgments):
+        item, swapped = _orient(judgments["response_a"], judgments["response_b"], judgments["turn"])
+        vote = judgments["verdict"].where(judgments["parse_status"] == "ok", ja.ERROR).replace("", ja.ERROR)
+        shown_first_is_a = (judgments["order"] == "ab") != swapped
+        judge = pd.DataFrame(
+            {
+                "item": item,
+                "judge": [
+                    f"{slug} (run {run})"
+                    for slug, run in zip(judgments["judge"], judgments["run"], strict=True)
+                ],
+                "vote": _swap(vote, swapped),
+                "order": np.where(shown_first_is_a, "ab", "ba"),
+                "sample": judgments["sample"].astype(int),
+            }
+        )
+    else:
+        judge = pd.DataFrame(columns=["item", "judge", "vote", "order", "sample"])
+    meta = human[["item", "category", "language", "register"]].drop_duplicates("item")
+    if len(judgments):
+        judged_meta = pd.DataFrame(
+            {
+                "item": judge["item"],
+                "category": judgments["category"].fillna(""),
+                "language": judgments["language"].fillna(""),
+                "register": judgments["register"].fillna(""),
+            }
+        ).drop_duplicates("item")
+        meta = pd.concat([meta, judged_meta.loc[~judged_meta["item"].isin(meta["item"])]], ignore_index=True)
+    keys = meta["item"].astype(str)
+    pair = keys.str.split(":", n=1).str[0].str.split("-")
+    ids_a = pair.str[0].astype("int64") if len(meta) else pd.Series([], dtype="int64")
+    ids_b = pair.str[1].astype("int64") if len(meta) else pd.Series([], dtype="int64")
+    turns = keys.str.split(":", n=1).str[1]
+    responses = selectors.lab_responses(response_ids=set(ids_a) | set(ids_b))
+
+    def model(i: int) -> str | None:
+        return responses[i][0] if i in responses else None
+
+    def length(i: int, turn: str) -> float:
+        return _turn_length(responses[i][1], turn) if i in responses else float("nan")
+
+    items = meta.assign(
+        model_a=[model(i) for i in ids_a],
+        model_b=[model(i) for i in ids_b],
+        length_a=[length(i, t) for i, t in zip(ids_a, turns, strict=True)],
+        length_b=[length(i, t) for i, t in zip(ids_b, turns, strict=True)],
+    )
+    families = selectors.model_families()
+    if len(judgments):
+        for slug, run, family in (
+            judgments[["judge", "run", "family"]].drop_duplicates().itertuples(index=False)
+        ):
+            if family:
+                families[f"{slug} (run {run})"] = family
+    return LabInputs(human=human[["item", "annotator", "vote"]], judge=judge, items=items, families=families)
+
+
+LAB_TIMEOUT = 24 * 3600
+
+
+def judge_lab_report(
+    *,
+    project: Project,
+    baseline: str | None = None,
+    ppi_human_share: float | None = None,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """The judge lab of a project (:func:`analytics.domain.judge_lab.lab_report` on
+    :func:`judge_lab_inputs`), cached until the project's data change. ``baseline`` must be one of the
+    project's models (default: the model in the most comparisons); ``ppi_human_share`` one of
+    :data:`LAB_PPI_SHARES` or None (every human vote). Raises ValueError on other values."""
+    from analytics.domain.judge_lab import lab_report
+
+    if ppi_human_share is not None and ppi_human_share not in LAB_PPI_SHARES:
+        raise ValueError(f"the share of human items must be one of {', '.join(map(str, LAB_PPI_SHARES))}")
+    seed = int(project.seed) if seed is None else seed
+    version = selectors.data_version(project=project)
+    key = _key("judge_lab", project.pk, f"{baseline}|{ppi_human_share}|{seed}", version)
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    inputs = judge_lab_inputs(project=project)
+    if baseline is not None and baseline not in inputs.models:
+        raise ValueError(f"{baseline!r} is not a model of this project")
+    base = {
+        "project": project.pk,
+        "project_name": project.name,
+        "data_version": version,
+        "models": inputs.models,
+        "baseline_asked": baseline,
+    }
+    if inputs.judge.empty or inputs.human.empty:
+        report = {
+            **base,
+            "judges": {},
+            "ppi": [],
+            "notes": [
+                gettext_noop("No pairwise judge has run on this project's responses yet.")
+                if inputs.judge.empty
+                else gettext_noop("There are no human preferences to compare the judges with yet.")
+            ],
+        }
+    else:
+        report = base | lab_report(
+            inputs.human,
+            inputs.judge,
+            inputs.items,
+            families=inputs.families,
+            baseline=baseline,
+            ppi_human_share=ppi_human_share,
+            seed=seed,
+        )
+    cache.set(key, report, LAB_TIMEOUT)
+    return report
+
+
+# --- the arena leaderboard ----------------------------------------------------------------------------
+
+LEADERBOARD_TIMEOUT = 24 * 3600
+
+
+def arena_leaderboard(*, project: Project, options: LeaderboardOptions) -> Leaderboard:
+    """The arena's leaderboard (``analytics.domain.leaderboard``), cached until the next vote.
+    Raises ``LeaderboardError`` when its battles cannot give one (none yet, nobody both won and lost)."""
+    version = selectors.arena_battles_version(project=project)
+    features = ",".join(options.style_features)
+    key = f"arena-leaderboard:{project.pk}:{version}:{options.ties}:{features}:{options.bootstrap}:{options.seed}"
+    board = cache.get(key)
+    if board is None:
+        battles = selectors.arena_battle_frame(project=project)
+        board = leaderboard_fit(
+            battles,
+            ties=options.ties,
+            style_features=options.style_features,
+            bootstrap=options.bootstrap,
+            seed=options.seed,
+            groups=("language", "register", "category"),
+            models=selectors.arena_model_names(project=project),
+        )
+        cache.set(key, board, LEADERBOARD_TIMEOUT)
+    return board

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
@@ -21,6 +22,12 @@ from accounts.permissions import role_required
 from accounts.roles import PROJECT_MANAGER, RESEARCHER
 from analytics import services
 from analytics.domain.agreement import LEVELS, NO_EXPECTED_DISAGREEMENT, NO_PAIRABLE_UNIT, NO_VARIATION
+from analytics.domain.leaderboard import (
+    ARENA_STYLE_FEATURES,
+    Leaderboard,
+    LeaderboardError,
+    leaderboard_options,
+)
 from analytics.downloads import csv_response
 from analytics.labels import Labels
 from annotation.models import Project
@@ -135,6 +142,11 @@ _HEADINGS = {
     "n_conflicts": gettext_lazy("Conflicts"),
     "n_blank": gettext_lazy("Blank answers"),
     "conflict_share": gettext_lazy("Share of conflicts"),
+    "language": gettext_lazy("Language"),
+    "register": gettext_lazy("Register"),
+    "language_register": gettext_lazy("Language and register"),
+    "avg": gettext_lazy("Avg (mean over languages)"),
+    "overall": gettext_lazy("All items"),
 }
 
 
@@ -170,10 +182,15 @@ def panels(
         tables = []
         for table_name, rows in section["tables"].items():
             columns = list(dict.fromkeys(key for row in rows for key in row))
+            # Tables with a column per language (SeaBench's): those columns are named by their languages.
+            by_language = table_name in services.LANGUAGE_COLUMN_TABLES
             tables.append(
                 {
                     "name": table_name,
-                    "columns": [heading(c) for c in columns],
+                    "columns": [
+                        labels.language(c) if by_language and c not in _HEADINGS else heading(c)
+                        for c in columns
+                    ],
                     "rows": [[_cell(labels.value(c, row.get(c), row), c) for c in columns] for row in rows],
                     "csv": reverse(
                         "analytics:csv",
@@ -232,7 +249,8 @@ def project_list(request: HttpRequest) -> HttpResponse:
         .select_related("dataset")
         .order_by("-created_at", "-id")
     )
-    return render(request, "analytics/list.html", {"projects": projects})
+    arenas = Project.objects.filter(kind=Project.Kind.ARENA).order_by("-created_at", "-id")
+    return render(request, "analytics/list.html", {"projects": projects, "arenas": arenas})
 
 
 @role_required(*ROLES)
@@ -297,3 +315,401 @@ def report_cancel(request: HttpRequest, project_id: int) -> HttpResponse:
     except JobRefused:
         messages.error(request, _("No report of this project is being computed."))
     return redirect(reverse("analytics:project", kwargs={"project_id": project.pk}) + f"?level={level}")
+
+
+# -- judge lab ----------------------------------------------------------------------------------------------
+
+# The domain's notes (English, stable) as the page says them.
+_LAB_NOTES = {
+    "calibration needs at least 3 sampled verdicts per item (a sample column)": gettext_lazy(
+        "Calibration needs a judge run that sampled at least 3 verdicts per item (Verdicts per item on the "
+        "judge run form, with a temperature above 0)."
+    ),
+    "length bias and length-controlled win rates need length_a and length_b per item": gettext_lazy(
+        "Length bias and length-controlled win rates need the lengths of both answers."
+    ),
+    "self-preference needs model_a, model_b and the model families of the judges": gettext_lazy(
+        "Self-preference needs the model family of the judge's endpoint (Model family on the endpoint form)."
+    ),
+    "No pairwise judge has run on this project's responses yet.": gettext_lazy(
+        "No pairwise judge has run on this project's responses yet."
+    ),
+    "There are no human preferences to compare the judges with yet.": gettext_lazy(
+        "There are no human preferences to compare the judges with yet."
+    ),
+}
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _with_ci(value: float | None, ci: list[float | None] | None, digits: int = 3) -> str:
+    """``0.815 [0.788, 0.840]``, or a dash when there is no value."""
+    if value is None:
+        return "–"
+    if not ci or ci[0] is None:
+        return _num(value, digits)
+    return f"{value:.{digits}f} [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def _slice_label(labels: Labels, group: str, value: str) -> str:
+    if group == "all":
+        return _("All items")
+    if group in ("language", "language_register"):
+        return labels.language(value)
+    return value or "–"
+
+
+def lab_context(report: dict[str, Any]) -> dict[str, Any]:
+    """The judge lab's tables (formatted cells) and chart rows, in the page's language."""
+    labels = Labels()
+    people = _("People")
+    judges = []
+    reliability: list[dict[str, Any]] = []
+    lengths: list[dict[str, Any]] = []
+    calibration_rows = []
+    for judge_name, entry in report.get("judges", {}).items():
+        name = labels.judge(judge_name)
+        accuracy = entry.get("accuracy") or {}
+        position = entry["position"]
+        length = entry.get("length")
+        self_pref = entry.get("self_preference")
+        calibration = entry.get("calibration")
+        consistency = position.get("consistency") or {}
+        judges.append(
+            {
+                "judge": name,
+                "accuracy": _with_ci(
+                    accuracy.get("accuracy"), [accuracy.get("ci_low"), accuracy.get("ci_high")]
+                ),
+                "n": accuracy.get("n", 0),
+                "first": _with_ci(position["first_position_rate"], position["ci95"]),
+                "consistent": _num(consistency.get("consistent")),
+                "longer": _with_ci(length["longer_win_rate"], length["longer_ci95"]) if length else "–",
+                "slope": _with_ci(length["slope"], length["slope_ci95"], 2) if length else "–",
+                "self_judge": _with_ci(self_pref["judge_rate"], self_pref["judge_ci95"])
+                if self_pref
+                else "–",
+                "self_human": _with_ci(self_pref["human_rate"], self_pref["human_ci95"])
+                if self_pref
+                else "–",
+                "family": entry.get("family") or "–",
+                "ece": _num(calibration["ece"]) if calibration else "–",
+                "brier": _num(calibration["brier"]) if calibration else "–",
+            }
+        )
+        if calibration:
+            reliability += [
+                {"judge": name, "confidence": b["confidence"], "accuracy": b["accuracy"], "n": b["n"]}
+                for b in calibration["bins"]
+            ]
+            calibration_rows += [
+                {
+                    "judge": name,
+                    "category": row["category"] or "–",
+                    "n": row["n"],
+                    "ece": _num(row["ece"]),
+                    "brier": _num(row["brier"]),
+                    "confidence": _num(row["confidence"]),
+                    "accuracy": _num(row["accuracy"]),
+                }
+                for row in calibration["by_category"]
+            ]
+        if length:
+            lengths += [{"source": name, **point} for point in length["curve"] if point["n"]]
+    if report.get("human_length"):
+        lengths += [{"source": people, **point} for point in report["human_length"]["curve"] if point["n"]]
+    human_length = report.get("human_length")
+    controlled = report.get("length_controlled") or {}
+    lc_rows = [
+        {
+            "source": people if row["kind"] == "human" else labels.judge(row["source"]),
+            "model": row["model"],
+            "n": row["n"],
+            "raw": _with_ci(row["raw"], row["raw_ci95"]),
+            "lc": _("undefined: the lengths alone split wins from losses")
+            if row.get("separated")
+            else _with_ci(row["length_controlled"], row["lc_ci95"]),
+        }
+        for row in controlled.get("rows", [])
+    ]
+    ppi_rows, ppi_chart = [], []
+    for row in report.get("ppi", []):
+        comparison = _("%(x)s over %(y)s") % {"x": row["model_x"], "y": row["model_y"]}
+        ppi_rows.append(
+            {
+                "judge": labels.judge(row["judge"]),
+                "comparison": comparison,
+                "ppi": _with_ci(row["ppi"]["estimate"], row["ppi"]["ci95"]),
+                "human": _with_ci(row["human_only"]["estimate"], row["human_only"]["ci95"]),
+                "judge_only": _with_ci(row["judge_only"]["estimate"], row["judge_only"]["ci95"]),
+                "human_all": _with_ci(row["human_all"]["estimate"], row["human_all"]["ci95"])
+                if row.get("human_all")
+                else None,
+                "n_labeled": row["n_labeled"],
+                "n_unlabeled": row["n_unlabeled"],
+                "effective_n": _num(row["effective_n"], 1),
+                "wider": row["wider_than_human_only"],
+            }
+        )
+        label = f"{labels.judge(row['judge'])}: {comparison}"
+        for estimator, estimate in (
+            (_("Prediction-powered"), row["ppi"]),
+            (_("People only"), row["human_only"]),
+            (_("Judge only"), row["judge_only"]),
+        ):
+            if estimate["estimate"] is not None:
+                ppi_chart.append(
+                    {
+                        "comparison": label,
+                        "estimator": estimator,
+                        "estimate": estimate["estimate"],
+                        "ci_low": estimate["ci95"][0],
+                        "ci_high": estimate["ci95"][1],
+                    }
+                )
+    ratings = [
+        {
+            "judge": labels.judge(entry["judge"]),
+            "n_labeled": entry["n_labeled"],
+            "n_unlabeled": entry["n_unlabeled"],
+            "rows": [
+                {
+                    "model": row["model"],
+                    "ppi": _with_ci(row["ppi"], row["ppi_ci95"], 0),
+                    "human": _with_ci(row["human_only"], row["human_only_ci95"], 0),
+                    "judge_only": _with_ci(row["judge_only"], row["judge_only_ci95"], 0),
+                }
+                for row in entry["rows"]
+            ],
+        }
+        for entry in report.get("ppi_ratings", [])
+    ]
+    choice = {
+        group: [
+            {
+                "slice": _slice_label(labels, group, row["slice"]),
+                "judge": labels.judge(row["judge"]),
+                "n": row["n"],
+                "accuracy": _with_ci(row["accuracy"], [row["ci_low"], row["ci_high"]]),
+                "best": row["best"],
+                "clear": row["clear"],
+            }
+            for row in rows
+        ]
+        for group, rows in (report.get("judge_choice") or {}).items()
+    }
+    choice_titles = {
+        "all": _("All items"),
+        "category": _("By category"),
+        "language": _("By language"),
+        "language_register": _("By language and register"),
+    }
+    return {
+        "judges": judges,
+        "human_longer": _with_ci(human_length["longer_win_rate"], human_length["longer_ci95"])
+        if human_length
+        else None,
+        "human_slope": _with_ci(human_length["slope"], human_length["slope_ci95"], 2)
+        if human_length
+        else None,
+        "calibration_rows": calibration_rows,
+        "lc_rows": lc_rows,
+        "lc_baseline": controlled.get("baseline"),
+        "ppi_rows": ppi_rows,
+        "ppi_ratings": ratings,
+        "choice": [(choice_titles.get(group, group), rows) for group, rows in choice.items()],
+        "notes": [str(_LAB_NOTES.get(note, note)) for note in report.get("notes", [])],
+        "charts": {"reliability": reliability, "length_bias": lengths, "ppi": ppi_chart},
+    }
+
+
+def _lab_params(request: HttpRequest) -> tuple[str | None, float | None]:
+    baseline = request.GET.get("baseline") or None
+    share_text = request.GET.get("ppi_share") or ""
+    try:
+        share = float(share_text) if share_text else None
+    except ValueError:
+        share = -1.0  # refused by the service with its message
+    return baseline, share
+
+
+@role_required(*ROLES)
+def judge_lab(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The judge lab of a project: biases, calibration, length-controlled and prediction-powered win
+    rates of its pairwise judges against its people."""
+    project = get_object_or_404(Project, pk=project_id, kind__in=services.DASHBOARD_KINDS)
+    baseline, share = _lab_params(request)
+    try:
+        report = services.judge_lab_report(project=project, baseline=baseline, ppi_human_share=share)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc))
+    context = {
+        "project": project,
+        "report": report,
+        "baseline": baseline,
+        "share": share,
+        "shares": services.LAB_PPI_SHARES,
+        "chart_titles": chart_titles()
+        | {
+            "judge": _("Judge"),
+            "confidence": _("Confidence (share of the majority verdict)"),
+            "accuracy": _("Agreement with the human majority"),
+            "centre": _("Relative length difference (A - B) / (A + B)"),
+            "win_rate_a": _("Share of verdicts for A"),
+            "comparison": _("Comparison"),
+            "estimator": _("Estimate"),
+            "estimate": _("Win rate"),
+            "n": _("Items"),
+        },
+        **lab_context(report),
+    }
+    return render(request, "analytics/judge_lab.html", context)
+
+
+# --- the arena leaderboard ----------------------------------------------------------------------------
+
+_PLOT_WIDTH = 640
+_PLOT_ROW = 22
+_PLOT_LEFT = 190
+
+
+def _rating_plot(board: Leaderboard) -> dict[str, Any] | None:
+    """Coordinates of the ratings with their intervals, one row per rated model (an SVG drawn by the page)."""
+    rated = [row for row in board.models if row.rating is not None]
+    if not rated:
+        return None
+    values = [v for row in rated for v in (row.ci95 or (row.rating, row.rating))]
+    low, high = min(values), max(values)
+    span = max(high - low, 1.0)
+    low, high = low - 0.05 * span, high + 0.05 * span
+    width = _PLOT_WIDTH - _PLOT_LEFT - 20
+
+    def x(value: float) -> float:
+        return round(_PLOT_LEFT + (value - low) / (high - low) * width, 1)
+
+    rows = []
+    for n, row in enumerate(rated):
+        y = 20 + n * _PLOT_ROW
+        lo, hi = row.ci95 or (row.rating, row.rating)
+        rows.append(
+            {"model": row.model, "y": y, "x": x(row.rating), "x1": x(lo), "x2": x(hi), "label_y": y + 4}
+        )
+    ticks = [
+        {"x": x(value), "label": f"{value:.0f}"}
+        for value in np.linspace(low, high, 5)  # five evenly spaced rating marks
+    ]
+    height = 20 + len(rated) * _PLOT_ROW + 20
+    return {"rows": rows, "ticks": ticks, "width": _PLOT_WIDTH, "height": height, "axis_y": height - 12}
+
+
+def _drop_plot(board: Leaderboard) -> dict[str, Any] | None:
+    """The leader's margin over the runner-up as votes are removed (the vote-drop search's path)."""
+    drop = board.vote_drop
+    if drop is None or len(drop.path) < 2:
+        return None
+    width, height, left, bottom = 420, 180, 50, 30
+    most_votes = max(n for n, _ in drop.path) or 1
+    gaps = [g for _, g in drop.path]
+    top, floor = max(max(gaps), 0.0), min(min(gaps), 0.0)
+    span = max(top - floor, 1e-9)
+
+    def point(n: int, gap: float) -> tuple[float, float]:
+        return (
+            round(left + n / most_votes * (width - left - 10), 1),
+            round(10 + (top - gap) / span * (height - bottom - 10), 1),
+        )
+
+    points = " ".join(f"{px},{py}" for px, py in (point(n, g) for n, g in drop.path))
+    _, zero_y = point(0, 0.0)
+    return {
+        "points": points,
+        "width": width,
+        "height": height,
+        "zero_y": zero_y,
+        "left": left,
+        "right": width - 10,
+        "bottom_y": height - bottom + 14,
+        "most_votes": most_votes,
+        "top_gap": f"{top:.1f}",
+    }
+
+
+def _heat(count: int, most: int) -> int:
+    return 0 if count == 0 or most == 0 else 1 + min(3, int(4 * count / (most + 1)))
+
+
+def _pair_rows(board: Leaderboard) -> list[dict[str, Any]]:
+    most = max((max(row) for row in board.pair_votes), default=0)
+    return [
+        {"model": row.model, "cells": [(count, _heat(count, most)) for count in counts]}
+        for row, counts in zip(board.models, board.pair_votes, strict=True)
+    ]
+
+
+_GROUP_TITLES = {
+    "language": gettext_lazy("By language"),
+    "register": gettext_lazy("By register"),
+    "category": gettext_lazy("By category"),
+}
+
+
+@role_required(*ROLES)
+def arena_leaderboard(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The arena's leaderboard: ratings with intervals, rank ranges and tiers; style coefficients; votes per
+    pair; the vote-drop figure; the same per language, register and category. Options in the query."""
+    project = get_object_or_404(Project, pk=project_id, kind=Project.Kind.ARENA)
+    try:
+        options = leaderboard_options(
+            request.GET.get("ties"),
+            request.GET.getlist("style"),
+            request.GET.get("bootstrap"),
+            request.GET.get("seed"),
+        )
+    except LeaderboardError as exc:
+        return HttpResponseBadRequest(str(exc))
+    board, problem = None, None
+    try:
+        board = services.arena_leaderboard(project=project, options=options)
+    except LeaderboardError as exc:
+        problem = str(exc)
+    breakdowns = []
+    if board is not None:
+        for column, boards in board.breakdowns.items():
+            breakdowns.append(
+                {
+                    "title": _GROUP_TITLES.get(column, column),
+                    "column": column,
+                    "groups": [
+                        {
+                            "value": value,
+                            "board": None if isinstance(b, str) else b,
+                            "reason": b if isinstance(b, str) else "",
+                        }
+                        for value, b in boards.items()
+                    ],
+                }
+            )
+    context = {
+        "project": project,
+        "options": options,
+        "ties_choices": [("half", _("ties as half a win")), ("davidson", _("Davidson tie model"))],
+        "style_choices": [(name, _STYLE_LABELS[name]) for name in ARENA_STYLE_FEATURES],
+        "board": board,
+        "problem": problem,
+        "plot": _rating_plot(board) if board else None,
+        "drop_plot": _drop_plot(board) if board else None,
+        "pairs": _pair_rows(board) if board else [],
+        "breakdowns": breakdowns,
+        "api_query": request.GET.urlencode(),
+    }
+    return render(request, "analytics/leaderboard.html", context)
+
+
+_STYLE_LABELS = {
+    "length": gettext_lazy("answer length (tokens)"),
+    "headers": gettext_lazy("markdown headers"),
+    "bold": gettext_lazy("bold text"),
+    "lists": gettext_lazy("list items"),
+}

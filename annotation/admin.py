@@ -5,6 +5,7 @@ from annotation.models import (
     AnnotatorGroup,
     Assignment,
     ConceptPair,
+    ErrorSpan,
     FlagRecompute,
     Membership,
     Project,
@@ -12,6 +13,7 @@ from annotation.models import (
     QuestionRound,
     Review,
     Rubric,
+    SpanSuggestion,
     Task,
     TaskSlot,
     TranslationRound,
@@ -128,3 +130,17 @@ class FlagRecomputeAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False
+
+
+@admin.register(SpanSuggestion)
+class SpanSuggestionAdmin(admin.ModelAdmin):
+    list_display = ["id", "task", "source", "side", "start", "end", "category", "severity"]
+    list_filter = ["source", "severity"]
+    raw_id_fields = ["task"]
+
+
+@admin.register(ErrorSpan)
+class ErrorSpanAdmin(admin.ModelAdmin):
+    list_display = ["id", "assignment", "round", "side", "start", "end", "category", "severity", "outcome"]
+    list_filter = ["severity", "origin", "outcome"]
+    raw_id_fields = ["assignment", "suggestion"]

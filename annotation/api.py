@@ -16,6 +16,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -23,29 +24,43 @@ from rest_framework.views import APIView
 
 from accounts.authentication import session_request_same_origin, token_caller
 from accounts.permissions import HasRole
-from accounts.roles import ANNOTATOR, PROJECT_MANAGER, has_role
+from accounts.roles import ANNOTATOR, PROJECT_MANAGER, REVIEWER, has_role
+from accounts.services import PersonInvalid
 from annotation import selectors, services
-from annotation.models import AnnotatorGroup, Assignment, FlagRecompute, Project
+from annotation.domain.mqm_tsv import TsvError
+from annotation.domain.tool_studies.label_studio import FieldMapping
+from annotation.domain.tool_studies.study import StudyInvalid
+from annotation.models import SPAN_KINDS, AnnotatorGroup, Assignment, Project
 from annotation.serializers import (
     AnnotationInputSerializer,
     AnnotationResultSerializer,
     AnnotatorProjectSerializer,
     ConceptPairsInputSerializer,
+    CriterionSerializer,
     ErrorSerializer,
     FlagRecomputeSerializer,
     MemberAddInputSerializer,
     MemberRemoveInputSerializer,
     MemberSerializer,
+    MqmImportInputSerializer,
     NextTaskSerializer,
     ProgressSerializer,
     ProjectCreateInputSerializer,
     ProjectSerializer,
     ProjectStatusInputSerializer,
     ProjectUpdateInputSerializer,
+    ReviewInputSerializer,
+    ReviewItemSerializer,
+    ReviewSerializer,
     SkipInputSerializer,
+    ToolStudyErrorSerializer,
+    ToolStudyImportedSerializer,
+    ToolStudyImportInputSerializer,
 )
+from annotation.tool_files import read_study
 from datasets_app.domain.questions import taxonomy_from_data
-from datasets_app.jobs import JobRefused
+from datasets_app.services import discard_upload
+from datasets_app.uploads import UploadRejected, store_upload
 
 NOT_FOUND = OpenApiResponse(description="No such project or task for you.")
 
@@ -486,11 +501,57 @@ class ConceptPairsAddApi(APIView):
         return Response(counts, status=status.HTTP_201_CREATED)
 
 
+class MqmImportApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+    parser_classes = [JSONParser, MultiPartParser]
+
+    @extend_schema(
+        request=MqmImportInputSerializer,
+        responses={
+            201: OpenApiResponse(description='{"project", "dataset", "units", "ratings", "spans", "raters"}'),
+            400: ErrorSerializer,
+        },
+        summary="Import a WMT/Anthea MQM TSV file as an active MQM or ESA project with its raters' spans",
+    )
+    def post(self, request):
+        serializer = MqmImportInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        kind = Project.Kind.TRANSLATION_ESA if data["protocol"] == "esa" else Project.Kind.TRANSLATION_MQM
+        try:
+            done, users = services.mqm_tsv_import_with_accounts(
+                text=data["text"],
+                name=data["name"],
+                source_language=data["source_language"],
+                target_language=data["target_language"],
+                kind=kind,
+                rater_prefix=data["rater_prefix"],
+                created_by=request.user,
+            )
+        except TsvError as exc:
+            return Response({"detail": str(exc), "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        except services.AnnotationError as exc:
+            return _error(exc)
+        except PersonInvalid as exc:
+            return Response({"detail": str(exc), "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {
+                "project": done.project.pk,
+                "dataset": done.project.dataset_id,
+                "units": done.units,
+                "ratings": done.ratings,
+                "spans": done.spans,
+                "raters": {rater: user.get_username() for rater, user in users.items()},
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+
 class McqReportApi(APIView):
     permission_classes = [HasRole(PROJECT_MANAGER)]
 
     @extend_schema(
-        summary="Ambiguity flags, exclusions, accuracy and the answer-conflict matrix",
+        summary="Ambiguity flags, exclusions, accuracy, the answer-conflict matrix and the error taxonomy",
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request, project_id: int):
@@ -513,6 +574,10 @@ class McqReportApi(APIView):
                 if report.option_taxonomy is not None
                 else None,
                 "taxonomy_categories": [c.as_dict() for c in taxonomy_from_data(project.error_taxonomy)],
+                # One label per reviewed LLM-written question; the percentages add up to 100.
+                "taxonomy_shares": report.taxonomy_shares.as_dict()
+                if report.taxonomy_shares is not None
+                else None,
             }
         )
 
@@ -529,6 +594,45 @@ class TranslationReportApi(APIView):
         return Response(asdict(selectors.translation_report(project=project, lang=_lang(request))))
 
 
+class SpanScoresApi(APIView):
+    """System scores of an error-span project (MQM or ESA) and the raters' agreement on spans: the same
+    numbers as the project's scores page."""
+
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(
+        summary="MQM or ESA score per system with 95% bootstrap intervals, breakdowns and span agreement",
+        parameters=[
+            OpenApiParameter(
+                "bootstrap", int, description="Bootstrap draws over segments (0-10000, default 1000)."
+            ),
+            OpenApiParameter("seed", int, description="Seed of the bootstrap (default: the project's seed)."),
+        ],
+        responses={200: OpenApiTypes.OBJECT, 400: ErrorSerializer},
+    )
+    def get(self, request, project_id: int):
+        project = _job_project(project_id, *SPAN_KINDS)
+        numbers = {}
+        for name, default, high in (("bootstrap", 1000, 10_000), ("seed", project.seed, 2**32 - 1)):
+            raw = request.query_params.get(name, "")
+            if raw == "":
+                numbers[name] = default
+                continue
+            if not raw.isdigit() or int(raw) > high:
+                return Response(
+                    {"detail": f"{name} must be a whole number from 0 to {high}; got {raw[:20]!r}."},
+                    status=status.HTTP_400_BAD_REQUEST,
+                )
+            numbers[name] = int(raw)
+        report = selectors.span_scores_report(
+            project, lang=_lang(request), draws=numbers["bootstrap"], seed=numbers["seed"]
+        )
+        for rows in (report["systems"], *report["by_language"].values(), *report["by_register"].values()):
+            for row in rows:
+                row.pop("by_category_named", None)
+        return Response(report)
+
+
 class FlagRecomputeStartApi(APIView):
     permission_classes = [HasRole(PROJECT_MANAGER)]
 
@@ -542,47 +646,147 @@ class FlagRecomputeStartApi(APIView):
         return Response(FlagRecomputeSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 
-class FlagRecomputeCancelApi(APIView):
+# --- studies from other tools (project managers) ----------------------------------------------------------
+
+
+def _study_error(detail: str, problems: list[dict], total: int) -> Response:
+    return Response(
+        {"detail": detail, "errors": problems, "n_errors": total}, status=status.HTTP_400_BAD_REQUEST
+    )
+
+
+class ToolStudyImportApi(APIView):
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={"multipart/form-data": ToolStudyImportInputSerializer},
+        responses={201: ToolStudyImportedSerializer, 200: OpenApiTypes.OBJECT, 400: ToolStudyErrorSerializer},
+        summary="Import a study from Label Studio, Argilla or Potato with its answers",
+        description="The export becomes a dataset, an active project of the study's kind and every answer "
+        "as submitted work of a pseudonymous annotator, in one transaction. A file with problems is refused "
+        "whole with every problem (file, record, field, message); nothing is written. dry_run describes the "
+        "study (200) without writing.",
+    )
+    def post(self, request):
+        serializer = ToolStudyImportInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        mapping = None
+        if any(k in request.data for k in ("prompt_field", "response_field", "item_id_field")):
+            mapping = FieldMapping(
+                prompt=data.get("prompt_field", ""),
+                responses=tuple(data.get("response_field") or ()),
+                item_id=data.get("item_id_field", ""),
+            )
+        upload = data["file"]
+        try:
+            path, _format = store_upload(upload, file_format=None)
+        except UploadRejected as exc:
+            return _study_error(
+                str(exc), [{"file": upload.name, "record": "", "field": "file", "message": str(exc)}], 1
+            )
+        try:
+            study = read_study(data["tool"], path, mapping=mapping, shown=upload.name)
+            if data["dry_run"]:
+                return Response({"dry_run": True, **study.summary()})
+            done = services.tool_study_import(
+                study=study, name=data["name"], language=data["language"], created_by=request.user
+            )
+        except StudyInvalid as exc:
+            return _study_error(str(exc), [p.as_dict() for p in exc.problems], exc.total)
+        except services.ProjectInvalid as exc:
+            problems = [
+                {"file": upload.name, "record": "", "field": k, "message": v} for k, v in exc.errors.items()
+            ]
+            return _study_error(str(exc), problems, len(problems))
+        finally:
+            discard_upload(path)
+        body = {
+            "project": done.project.pk,
+            "dataset": done.project.dataset_id,
+            "name": done.project.name,
+            "kind": done.project.kind,
+            "tool": study.tool,
+            "tool_version": study.tool_version,
+            "criteria": done.criteria,
+            "counts": done.counts,
+        }
+        return Response(ToolStudyImportedSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+# --- rubrics and review --------------------------------------------------------------------------------
+
+
+class ProjectRubricApi(APIView):
+    """The criteria a project's annotators see for a prompt category, with the rubric version, level texts
+    in both languages and the scale (the same shape as a task's ``criteria``)."""
+
     permission_classes = [HasRole(PROJECT_MANAGER)]
 
     @extend_schema(
-        request=None,
-        responses={200: FlagRecomputeSerializer, 404: NOT_FOUND, 409: ErrorSerializer},
-        summary="Cancel a queued recomputation, or stop a running one after its current batch",
+        parameters=[OpenApiParameter("category", str, description="Prompt category (empty: the defaults).")],
+        responses={200: CriterionSerializer(many=True), 404: NOT_FOUND},
     )
-    def post(self, request, run_id: int):
-        run = get_object_or_404(FlagRecompute, pk=run_id)
-        try:
-            run = services.flag_recompute_cancel(run=run)
-        except JobRefused as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        run.refresh_from_db()
-        return Response(FlagRecomputeSerializer(run).data)
+    def get(self, request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id)
+        views = selectors.rubrics_for(project, request.query_params.get("category", ""))
+        return Response(
+            [
+                {
+                    "key": c.key,
+                    "label": c.label,
+                    "question": c.question,
+                    "rubric_version": c.version,
+                    "levels": {lang: {str(v): t for v, t in levels} for lang, levels in c.levels.items()},
+                    "scale": c.scale.as_json(),
+                }
+                for c in views
+            ]
+        )
 
 
-class FlagRecomputeRetryApi(APIView):
-    permission_classes = [HasRole(PROJECT_MANAGER)]
+class ReviewQueueApi(ListAPIView):
+    """Submitted work of others waiting for review, oldest first; the same filters as the review page
+    (``project``, ``kind``, ``annotator``, ``group``, ``status`` pending/resubmitted/accepted/all, ``from``,
+    ``to``, ``sort``)."""
+
+    permission_classes = [HasRole(REVIEWER, PROJECT_MANAGER)]
+    serializer_class = ReviewItemSerializer
 
     @extend_schema(
-        request=None,
-        responses={202: FlagRecomputeSerializer, 404: NOT_FOUND, 409: ErrorSerializer},
-        summary="Run a failed or cancelled recomputation again",
+        parameters=[
+            OpenApiParameter("project", int),
+            OpenApiParameter("status", str, description="pending (default), resubmitted, accepted or all"),
+        ]
     )
-    def post(self, request, run_id: int):
-        run = get_object_or_404(FlagRecompute, pk=run_id)
+    def get(self, request, *args, **kwargs):
         try:
-            run = services.flag_recompute_retry(run=run)
-        except JobRefused as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+            self.filters = selectors.ReviewFilter.from_query(request.query_params)
+        except selectors.ReviewFilterInvalid as exc:
+            return Response({"detail": str(exc), "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        return selectors.review_queue_filtered(filters=self.filters, reviewer_id=self.request.user.pk)
+
+
+class ReviewCreateApi(APIView):
+    """Accept or reject a submitted assignment (a rejection needs a comment and sends the task back to its
+    annotator as a new round)."""
+
+    permission_classes = [HasRole(REVIEWER, PROJECT_MANAGER)]
+
+    @extend_schema(request=ReviewInputSerializer, responses={201: ReviewSerializer, 400: ErrorSerializer})
+    def post(self, request):
+        serializer = ReviewInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        assignment = get_object_or_404(Assignment, pk=data["assignment"])
+        try:
+            review = services.review_create(
+                assignment=assignment, reviewer=request.user, verdict=data["verdict"], comment=data["comment"]
+            )
         except services.AnnotationError as exc:
-            return _error(exc, status.HTTP_409_CONFLICT)
-        run.refresh_from_db()
-        return Response(FlagRecomputeSerializer(run).data, status=status.HTTP_202_ACCEPTED)
-
-
-class FlagRecomputeDetailApi(APIView):
-    permission_classes = [HasRole(PROJECT_MANAGER)]
-
-    @extend_schema(responses={200: FlagRecomputeSerializer, 404: NOT_FOUND})
-    def get(self, request, run_id: int):
-        return Response(FlagRecomputeSerializer(get_object_or_404(FlagRecompute, pk=run_id)).data)
+            return _error(exc)
+        return Response(ReviewSerializer(review).data, status=status.HTTP_201_CREATED)

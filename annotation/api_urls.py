@@ -1,6 +1,10 @@
 from django.urls import path
 
 from annotation import api
+from annotation.job_controls import FLAG_RECOMPUTE_CONTROL
+from datasets_app.job_api import JobCancelApi, JobDetailApi, JobRetryApi
+
+FLAGS = {"job": FLAG_RECOMPUTE_CONTROL.name}
 
 urlpatterns = [
     # The annotation loop's two routes first: every request of the loop is matched against the patterns
@@ -19,29 +23,27 @@ urlpatterns = [
     path("projects/<int:project_id>/members/add", api.MemberAddApi.as_view(), name="api-member-add"),
     path("projects/<int:project_id>/members/remove", api.MemberRemoveApi.as_view(), name="api-member-remove"),
     path("projects/<int:project_id>/pairs", api.ConceptPairsAddApi.as_view(), name="api-concept-pairs-add"),
+    path("projects/import-mqm", api.MqmImportApi.as_view(), name="api-mqm-import"),
     path("projects/<int:project_id>/answers/report", api.McqReportApi.as_view(), name="api-mcq-report"),
     path(
         "projects/<int:project_id>/translation/report",
         api.TranslationReportApi.as_view(),
         name="api-translation-report",
     ),
+    path("projects/<int:project_id>/spans/scores", api.SpanScoresApi.as_view(), name="api-span-scores"),
     path(
         "projects/<int:project_id>/flags/recompute",
         api.FlagRecomputeStartApi.as_view(),
         name="api-flag-recompute-start",
     ),
+    path("flag-recomputes/<int:run_id>", JobDetailApi.as_view(), FLAGS, name="api-flag-recompute-detail"),
     path(
-        "flag-recomputes/<int:run_id>", api.FlagRecomputeDetailApi.as_view(), name="api-flag-recompute-detail"
+        "flag-recomputes/<int:run_id>/cancel", JobCancelApi.as_view(), FLAGS, name="api-flag-recompute-cancel"
     ),
-    path(
-        "flag-recomputes/<int:run_id>/cancel",
-        api.FlagRecomputeCancelApi.as_view(),
-        name="api-flag-recompute-cancel",
-    ),
-    path(
-        "flag-recomputes/<int:run_id>/retry",
-        api.FlagRecomputeRetryApi.as_view(),
-        name="api-flag-recompute-retry",
-    ),
+    path("flag-recomputes/<int:run_id>/retry", JobRetryApi.as_view(), FLAGS, name="api-flag-recompute-retry"),
     path("tasks/<str:token>/skip", api.TaskSkipApi.as_view(), name="api-task-skip"),
+    path("studies/import", api.ToolStudyImportApi.as_view(), name="api-study-import"),
+    path("projects/<int:project_id>/rubric", api.ProjectRubricApi.as_view(), name="api-project-rubric"),
+    path("reviews/", api.ReviewQueueApi.as_view(), name="api-review-queue"),
+    path("reviews/create", api.ReviewCreateApi.as_view(), name="api-review-create"),
 ]

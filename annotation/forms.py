@@ -31,6 +31,10 @@ from datasets_app.domain.questions import (
     taxonomy_to_text,
 )
 from datasets_app.domain.translation_flags import (
+    BACK_TRANSLATION_CHRF,
+    BACK_TRANSLATION_EMBEDDING,
+    DEFAULT_BACK_TRANSLATION_EMBEDDING_THRESHOLD,
+    DEFAULT_BACK_TRANSLATION_MEASURE,
     DEFAULT_BACK_TRANSLATION_THRESHOLD,
     DEFAULT_LENGTH_Z_THRESHOLD,
     DEFAULT_REGISTER_MARKERS,
@@ -57,6 +61,8 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     Project.Kind.TRANSLATION_REVIEW: (),
     Project.Kind.QUESTION_AUTHORING: (),
     Project.Kind.MCQ_ANSWER: ("overlap", "max_ambiguous"),
+    Project.Kind.TRANSLATION_MQM: ("overlap",),
+    Project.Kind.TRANSLATION_ESA: ("overlap",),
 }
 # What the new-project page's preview is drawn from (``from_form``: the template's marker that the
 # request comes from the form, so that nothing ticked means none).
@@ -70,6 +76,8 @@ KIND_DATASETS: dict[str, str] = {
     Project.Kind.TRANSLATION_REVIEW: Dataset.Kind.TRANSLATIONS,
     Project.Kind.QUESTION_AUTHORING: Dataset.Kind.QUESTIONS,
     Project.Kind.MCQ_ANSWER: Dataset.Kind.QUESTIONS,
+    Project.Kind.TRANSLATION_MQM: Dataset.Kind.TRANSLATIONS,
+    Project.Kind.TRANSLATION_ESA: Dataset.Kind.TRANSLATIONS,
 }
 
 
@@ -224,13 +232,37 @@ def _words(text: str) -> list[str]:
 
 
 class FlagSettingsForm(forms.Form):
-    """The length threshold and the per-register word lists (one word or phrase per line or comma)."""
+    """The length threshold, how back-translations are compared with their sources (measure and threshold of
+    each), and the per-register word lists (one word or phrase per line or comma)."""
 
     length_z_threshold = forms.FloatField(
         min_value=0.5,
         max_value=20,
         initial=DEFAULT_LENGTH_Z_THRESHOLD,
         label=_("Length threshold (robust z-score)"),
+    )
+
+    back_translation_measure = forms.ChoiceField(
+        required=False,
+        choices=[
+            (BACK_TRANSLATION_EMBEDDING, _("Sentence embedding (multilingual-e5-small), as in id-csqa")),
+            (BACK_TRANSLATION_CHRF, _("chrF++ (character overlap, no model)")),
+        ],
+        initial=DEFAULT_BACK_TRANSLATION_MEASURE,
+        label=_("Back-translation measure"),
+    )
+
+    back_translation_embedding_threshold = forms.FloatField(
+        required=False,
+        min_value=0.01,
+        max_value=1,
+        initial=DEFAULT_BACK_TRANSLATION_EMBEDDING_THRESHOLD,
+        label=_("Back-translation threshold (sentence embedding, 0-1)"),
+        help_text=_(
+            "A unit whose back-translation has a cosine similarity to the source below this is flagged "
+            "(id-csqa: 0.9). This model scores unrelated sentences about 0.75-0.85 and paraphrases about "
+            "0.91-1."
+        ),
     )
 
     back_translation_threshold = forms.FloatField(
@@ -251,6 +283,12 @@ class FlagSettingsForm(forms.Form):
         self.fields["length_z_threshold"].initial = settings.get(
             "length_z_threshold", DEFAULT_LENGTH_Z_THRESHOLD
         )
+        self.fields["back_translation_measure"].initial = settings.get(
+            "back_translation_measure", DEFAULT_BACK_TRANSLATION_MEASURE
+        )
+        self.fields["back_translation_embedding_threshold"].initial = settings.get(
+            "back_translation_embedding_threshold", DEFAULT_BACK_TRANSLATION_EMBEDDING_THRESHOLD
+        )
         self.fields["back_translation_threshold"].initial = settings.get(
             "back_translation_threshold", DEFAULT_BACK_TRANSLATION_THRESHOLD
         )
@@ -268,10 +306,14 @@ class FlagSettingsForm(forms.Form):
         }
         settings: dict[str, Any] = {
             "length_z_threshold": self.cleaned_data["length_z_threshold"],
+            # not sent: the project keeps its measure
+            "back_translation_measure": self.cleaned_data["back_translation_measure"]
+            or self.fields["back_translation_measure"].initial,
             "register_markers": markers,
         }
-        if self.cleaned_data.get("back_translation_threshold") is not None:  # empty: the default, 0.9
-            settings["back_translation_threshold"] = self.cleaned_data["back_translation_threshold"]
+        for name in ("back_translation_embedding_threshold", "back_translation_threshold"):
+            if self.cleaned_data.get(name) is not None:  # empty: the default, 0.9
+                settings[name] = self.cleaned_data[name]
         return settings
 
 
@@ -302,6 +344,7 @@ class TaxonomyForm(forms.Form):
 
     error_types = forms.MultipleChoiceField(label=_("Question errors"), required=False)
     option_error_types = forms.MultipleChoiceField(label=_("Option errors"), required=False)
+    primary_error = forms.ChoiceField(label=_("Main error"), required=False)
     comment = forms.CharField(label=_("Comment"), required=False, max_length=2000)
 
     def __init__(self, *args, categories: tuple[ErrorCategory, ...], **kwargs):
@@ -310,6 +353,17 @@ class TaxonomyForm(forms.Form):
         self.fields["option_error_types"].choices = [
             (c.code, c.en) for c in categories if OPTIONS in c.applies_to
         ]
+        self.fields["primary_error"].choices = [("", "—"), *((c.code, c.en) for c in categories)]
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        ticked = {*cleaned.get("error_types", ()), *cleaned.get("option_error_types", ())}
+        primary = cleaned.get("primary_error", "")
+        if primary and primary not in ticked:
+            self.add_error("primary_error", _("The main error must be one of the errors ticked."))
+        elif not primary and len(ticked) > 1:
+            self.add_error("primary_error", _("Several errors are ticked: choose the main one."))
+        return cleaned
 
 
 class ErrorTaxonomyForm(forms.Form):
@@ -577,3 +631,48 @@ class GoldAnswerForm(forms.Form):
         if self.project.kind == Project.Kind.BEST_OF_N:
             return "all_bad" if data["best"] == "all_bad" else int(data["best"])
         return data["vote"]
+
+
+class MqmImportForm(forms.Form):
+    """A WMT/Anthea MQM TSV file to load as an MQM or ESA project (``services.mqm_tsv_import``)."""
+
+    file = forms.FileField(label=_("MQM TSV file"))
+    name = forms.CharField(label=_("Name"), max_length=200)
+    source_language = forms.RegexField(
+        label=_("Source language"),
+        regex=r"^[a-z]{3}$",
+        initial="eng",
+        help_text=_("ISO 639-3 code, e.g. eng or ind."),
+        error_messages={"invalid": _("Three lower-case letters (ISO 639-3).")},
+    )
+    target_language = forms.RegexField(
+        label=_("Target language"),
+        regex=r"^[a-z]{3}$",
+        initial="ind",
+        help_text=_("ISO 639-3 code, e.g. ind, jav or sun."),
+        error_messages={"invalid": _("Three lower-case letters (ISO 639-3).")},
+    )
+    protocol = forms.ChoiceField(
+        label=_("Protocol"),
+        choices=[
+            (Project.Kind.TRANSLATION_MQM, _("MQM: spans with category and severity")),
+            (Project.Kind.TRANSLATION_ESA, _("ESA: spans and a 0-100 score (the file needs a score column)")),
+        ],
+        initial=Project.Kind.TRANSLATION_MQM,
+    )
+    rater_prefix = forms.CharField(
+        label=_("Account name prefix"),
+        required=False,
+        max_length=60,
+        help_text=_("Raters become accounts named prefix + rater. Empty: the name in lower case and a dash."),
+    )
+
+    def text(self) -> str:
+        """The file's text; a ValidationError when it is not UTF-8."""
+        raw = b"".join(self.cleaned_data["file"].chunks())
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise forms.ValidationError(
+                _("The file is not UTF-8 text (byte %(byte)s).") % {"byte": exc.start}
+            ) from exc

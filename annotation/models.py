@@ -74,6 +74,10 @@ class Project(models.Model):
         TRANSLATION_REVIEW = "translation_review", _("Translation review")
         QUESTION_AUTHORING = "question_authoring", _("Question authoring")
         MCQ_ANSWER = "mcq_answer", _("Multiple-choice answering")
+        TRANSLATION_MQM = "translation_mqm", _("Translation errors (MQM)")
+        TRANSLATION_ESA = "translation_esa", _("Translation errors and score (ESA)")
+        # Live battles of two anonymous models on the person's own prompt (the ``arena`` app).
+        ARENA = "arena", _("Arena (live model battles)")
 
     class Status(models.TextChoices):
         DRAFT = "draft", _("Draft")
@@ -134,6 +138,12 @@ class Project(models.Model):
         blank=True,
         help_text="Thresholds of the annotator quality signals (annotation.domain.quality.QualityThresholds).",
     )
+    span_settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Error-span jobs (MQM, ESA): {'categories': [...], 'weights': {...}}; empty: the MQM core "
+        "typology and the WMT 2021 weights.",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     # Moves on (in the same transaction) whenever any rubric row is written (``selectors.rubrics_changed``):
@@ -175,11 +185,15 @@ class Project(models.Model):
 
 
 RATING_KINDS = (Project.Kind.LIKERT, Project.Kind.BEST_OF_N, Project.Kind.PAIRWISE)
+# Error-span jobs: annotators mark spans of a translation with a category and a severity (MQM), or with a
+# severity and then score the segment 0-100 (ESA).
+SPAN_KINDS = (Project.Kind.TRANSLATION_MQM, Project.Kind.TRANSLATION_ESA)
 JOB_KINDS = (
     Project.Kind.TRANSLATION,
     Project.Kind.TRANSLATION_REVIEW,
     Project.Kind.QUESTION_AUTHORING,
     Project.Kind.MCQ_ANSWER,
+    *SPAN_KINDS,
 )
 
 
@@ -576,13 +590,19 @@ class QuestionRound(models.Model):
 class QuestionErrorReview(models.Model):
     """A reviewer's error-taxonomy tags on a question (LLM-written ones, id-csqa): ``errors`` of the question,
     ``option_errors`` of its options, from the project's taxonomy; both empty means the reviewer found nothing
-    wrong."""
+    wrong. ``primary_error`` is the main one of them (chosen by the reviewer when several are ticked)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="question_error_reviews")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="error_reviews")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     errors = models.JSONField(default=list, blank=True, help_text="Errors of the question itself.")
     option_errors = models.JSONField(default=list, blank=True, help_text="Errors of its options.")
+    primary_error = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="The main error, one of those ticked (the question's one label in the error shares); "
+        "empty when none is ticked.",
+    )
     comment = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -636,3 +656,81 @@ class FlagRecompute(models.Model):
         return (
             round(100 * self.done / self.total) if self.total else (100 if self.status == "succeeded" else 0)
         )
+
+
+class SpanSuggestion(models.Model):
+    """A span offered to the annotators of an error-span task before they start: from the unit's automatic
+    flags or from an LLM judge. Annotators accept, edit or remove each; ``ErrorSpan`` records which."""
+
+    class Source(models.TextChoices):
+        FLAGS = "flags", _("Automatic flags")
+        LLM = "llm", _("LLM judge")
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="span_suggestions")
+    source = models.CharField(max_length=10, choices=Source.choices)
+    side = models.CharField(max_length=10, default="target")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    category = models.CharField(max_length=80)
+    severity = models.CharField(max_length=10)
+    note = models.CharField(
+        max_length=300, blank=True, help_text="Why: the flag's code or the judge's words."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task", "side", "start", "end", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["task", "source", "side", "start", "end", "category"], name="uniq_span_suggestion"
+            ),
+            models.CheckConstraint(condition=Q(end__gte=F("start")), name="span_suggestion_ordered"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} suggestion {self.start}-{self.end} on task {self.task_id}"
+
+
+class ErrorSpan(models.Model):
+    """One error an annotator marked in a submitted error-span task (one round of the assignment).
+
+    ``start``/``end`` are character offsets (end exclusive) in the stored text of ``side``; an omission is
+    marked on the source. ``origin`` says whether the span came from a suggestion; ``outcome`` what the
+    annotator did with it (a removed suggestion is kept as a row with outcome ``removed`` and counts for
+    no score).
+    """
+
+    class Side(models.TextChoices):
+        TARGET = "target", _("Translation")
+        SOURCE = "source", _("Source")
+
+    class Origin(models.TextChoices):
+        MANUAL = "manual", _("Marked by the annotator")
+        SUGGESTED = "suggested", _("Suggested")
+
+    class Outcome(models.TextChoices):
+        NONE = "", _("Marked by the annotator")
+        ACCEPTED = "accepted", _("Accepted")
+        EDITED = "edited", _("Edited")
+        REMOVED = "removed", _("Removed")
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="error_spans")
+    round = models.PositiveSmallIntegerField(default=1)
+    side = models.CharField(max_length=10, choices=Side.choices, default=Side.TARGET)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    category = models.CharField(max_length=80, blank=True)
+    severity = models.CharField(max_length=10)
+    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.MANUAL)
+    suggestion = models.ForeignKey(
+        SpanSuggestion, null=True, blank=True, on_delete=models.SET_NULL, related_name="outcomes"
+    )
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, blank=True)
+    comment = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["assignment", "round", "side", "start", "end", "id"]
+        constraints = [models.CheckConstraint(condition=Q(end__gte=F("start")), name="error_span_ordered")]
+
+    def __str__(self) -> str:
+        return f"{self.severity} {self.category} {self.start}-{self.end} ({self.assignment_id})"

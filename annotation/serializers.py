@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from annotation.models import FlagRecompute, Membership, Project
 from datasets_app.models import Dataset
+from datasets_app.serializers import UploadField
 
 
 class AnnotatorProjectSerializer(serializers.Serializer):
@@ -55,6 +56,7 @@ class ProjectSerializer(serializers.ModelSerializer):
             "n_tasks",
             "max_ambiguous",
             "flag_settings",
+            "span_settings",
             "groups",
             "created_at",
         ]
@@ -86,6 +88,7 @@ class ProjectCreateInputSerializer(serializers.Serializer):
     groups = serializers.ListField(child=serializers.CharField(max_length=100), default=["A"], min_length=1)
     max_ambiguous = serializers.IntegerField(min_value=0, max_value=50, default=3)
     flag_settings = serializers.DictField(required=False)
+    span_settings = serializers.DictField(required=False)
 
     def validate(self, data):
         if data.get("dataset") is None and data.get("kind") != Project.Kind.QUESTION_AUTHORING:
@@ -106,6 +109,7 @@ class ProjectUpdateInputSerializer(serializers.Serializer):
     overlap = serializers.IntegerField(min_value=1, max_value=50, required=False)
     max_ambiguous = serializers.IntegerField(min_value=0, max_value=50, required=False)
     flag_settings = serializers.DictField(required=False)
+    span_settings = serializers.DictField(required=False)
 
 
 class ProjectStatusInputSerializer(serializers.Serializer):
@@ -217,6 +221,28 @@ class ConceptPairsInputSerializer(serializers.Serializer):
     language = serializers.CharField(max_length=3, default="ind", help_text="For pairs without a language.")
 
 
+class MqmImportInputSerializer(serializers.Serializer):
+    """A WMT/Anthea MQM TSV file as its text (JSON) or as an uploaded ``file`` (multipart)."""
+
+    text = serializers.CharField(required=False, trim_whitespace=False, help_text="The TSV file's text.")
+    file = serializers.FileField(required=False, help_text="Or the file itself (multipart).")
+    name = serializers.CharField(max_length=200)
+    source_language = serializers.RegexField(r"^[a-z]{3}$", help_text="ISO 639-3 code, e.g. eng.")
+    target_language = serializers.RegexField(r"^[a-z]{3}$", help_text="ISO 639-3 code, e.g. ind.")
+    protocol = serializers.ChoiceField(choices=("mqm", "esa"), default="mqm")
+    rater_prefix = serializers.CharField(max_length=60, required=False, default="")
+
+    def validate(self, attrs: dict) -> dict:
+        if bool(attrs.get("text")) == bool(attrs.get("file")):
+            raise serializers.ValidationError({"text": "Give the file's text or the file, one of the two."})
+        if attrs.get("file"):
+            try:
+                attrs["text"] = b"".join(attrs.pop("file").chunks()).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise serializers.ValidationError({"file": f"Not UTF-8 text (byte {exc.start})."}) from exc
+        return attrs
+
+
 class FlagRecomputeSerializer(serializers.ModelSerializer):
     class Meta:
         model = FlagRecompute
@@ -234,3 +260,72 @@ class FlagRecomputeSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
         ]
+
+
+class ToolStudyImportInputSerializer(serializers.Serializer):
+    tool = serializers.ChoiceField(choices=["label_studio", "argilla", "potato"])
+    file = UploadField(
+        help_text="Label Studio: the JSON export. Argilla: the dataset folder as a .zip. Potato: the "
+        "annotation_output folder as a .zip."
+    )
+    name = serializers.CharField(max_length=200, help_text="Name of the new dataset and project.")
+    language = serializers.CharField(max_length=3, default="ind", help_text="ISO 639-3 code of the items.")
+    prompt_field = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    response_field = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, help_text="Response fields, in order."
+    )
+    item_id_field = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    dry_run = serializers.BooleanField(
+        default=False, help_text="Check and describe the study; write nothing."
+    )
+
+
+class ToolStudyImportedSerializer(serializers.Serializer):
+    project = serializers.IntegerField()
+    dataset = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    tool = serializers.CharField()
+    tool_version = serializers.CharField()
+    criteria = serializers.DictField(child=serializers.CharField())
+    counts = serializers.DictField(child=serializers.IntegerField())
+
+
+class StudyProblemSerializer(serializers.Serializer):
+    file = serializers.CharField()
+    record = serializers.CharField()
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ToolStudyErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    errors = StudyProblemSerializer(many=True)
+    n_errors = serializers.IntegerField()
+
+
+class ReviewItemSerializer(serializers.Serializer):
+    """Submitted work waiting in the review queue (ids and who did it; the work itself is on the page)."""
+
+    assignment = serializers.IntegerField(source="pk")
+    project = serializers.IntegerField(source="project_id")
+    kind = serializers.CharField(source="project.kind")
+    annotator = serializers.CharField(source="annotator.username")
+    group = serializers.CharField(source="group.name", allow_null=True)
+    round = serializers.IntegerField()
+    submitted_at = serializers.DateTimeField()
+
+
+class ReviewInputSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField(min_value=1)
+    verdict = serializers.ChoiceField(choices=["accept", "reject"])
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
+
+
+class ReviewSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    assignment = serializers.IntegerField(source="assignment_id")
+    verdict = serializers.CharField()
+    comment = serializers.CharField(allow_blank=True)
+    round = serializers.IntegerField()
+    created_at = serializers.DateTimeField()

@@ -27,7 +27,11 @@ fresh copy of its own setup's database and a fresh server (see docs/benchmarks.m
 ``inprocess`` calls the WSGI application directly, one annotator, one request at a time, with the last
 token of the setup (so it does not take the tasks of the first ``run`` annotators): the CPU time of this
 process per ``next`` and per submit (database time excluded: the database is another process), and the
-number of queries of each.
+number of queries of each. ``inprocess --browser`` drives the page loop instead, as the task page sends it:
+a logged-in session (the second-to-last setup user, so the two modes do not take each other's claims), the
+CSRF token read from the task page, then ``POST /annotate/t/{token}/submit`` with the form fields,
+``HX-Request`` and the token, reading the next task's token from the fragment's ``HX-Push-Url``. It prints
+the same JSON keys.
 """
 
 from __future__ import annotations
@@ -505,6 +509,9 @@ def inprocess(args: argparse.Namespace) -> None:
 
     config = json.loads(Path(args.config).read_text())
     app = WSGIHandler()
+    if args.browser:
+        _inprocess_browser(args, config, app)
+        return
     token = config["tokens"][-1]
     body = json.dumps(answer()).encode()
 
@@ -579,7 +586,19 @@ def inprocess(args: argparse.Namespace) -> None:
     n_submit = len(queries)
     load_before = [round(v, 2) for v in os.getloadavg()]
     times = [loop() for _ in range(args.loops)]
+    _print_inprocess(
+        args, "separate" if args.separate else "submit?next=1", times, n_next, n_submit, load_before
+    )
 
+
+def _print_inprocess(
+    args: argparse.Namespace,
+    protocol: str,
+    times: list[tuple[float, float, float]],
+    n_next: int,
+    n_submit: int,
+    load_before: list[float],
+) -> None:
     def ms(values: list[float]) -> dict[str, float]:
         return {
             "median": round(1000 * statistics.median(values), 2),
@@ -590,7 +609,7 @@ def inprocess(args: argparse.Namespace) -> None:
         json.dumps(
             {
                 "loops": args.loops,
-                "protocol": "separate" if args.separate else "submit?next=1",
+                "protocol": protocol,
                 "next_cpu_ms": ms([t[0] for t in times]),
                 "submit_cpu_ms": ms([t[1] for t in times]),
                 "loop_cpu_ms": ms([t[0] + t[1] for t in times]),
@@ -603,6 +622,119 @@ def inprocess(args: argparse.Namespace) -> None:
             }
         )
     )
+
+
+def _browser_form() -> bytes:
+    """``answer()`` as the task page's form posts it (``r-<n>-<criterion>``, ``best``, ``comment``)."""
+    from urllib.parse import urlencode
+
+    given = answer()["answer"]
+    fields = [
+        (f"r-{number}-{criterion}", str(value))
+        for number, values in given["ratings"].items()
+        for criterion, value in values.items()
+    ]
+    fields += [("best", str(given["best"])), ("comment", ""), ("seconds", "12.5")]
+    return urlencode(fields).encode()
+
+
+def _inprocess_browser(args: argparse.Namespace, config: dict, app: Callable) -> None:
+    """``inprocess --browser``: the htmx loop of the task page, one request a loop (the submit answers
+    with the next task's fragment), with a session cookie and the CSRF token, as a browser sends it."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.authtoken.models import Token
+
+    from annotation import services
+    from annotation.models import Project
+
+    user = Token.objects.select_related("user").get(key=config["tokens"][-2]).user
+    user = get_user_model().objects.get(pk=user.pk)
+    # A real session in the configured session store, as the login page leaves one.
+    login = Client()
+    login.force_login(user)
+    cookies = {"sessionid": login.cookies["sessionid"].value}
+    form = _browser_form()
+
+    def call(method: str, path: str, data: bytes = b"", *, htmx: bool = False) -> tuple[int, dict, bytes]:
+        environ = {
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "80",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "HTTP_HOST": "127.0.0.1",
+            "HTTP_COOKIE": "; ".join(f"{k}={v}" for k, v in cookies.items()),
+            "HTTP_ACCEPT_LANGUAGE": "id",
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(data),
+            "wsgi.errors": sys.stderr,
+            "CONTENT_LENGTH": str(len(data)),
+        }
+        if data:
+            environ["CONTENT_TYPE"] = "application/x-www-form-urlencoded"
+        if htmx:
+            environ.update(
+                HTTP_HX_REQUEST="true",
+                HTTP_HX_TARGET="task",
+                HTTP_HX_CURRENT_URL=f"http://127.0.0.1{path.removesuffix('submit')}",
+                HTTP_X_CSRFTOKEN=csrf[0],
+                HTTP_REFERER=f"http://127.0.0.1{path.removesuffix('submit')}",
+            )
+        status: list[str] = []
+        headers: dict[str, str] = {}
+
+        def start(s: str, pairs: list, exc_info: object = None) -> None:
+            status.append(s)
+            for name, value in pairs:
+                if name.lower() == "set-cookie":
+                    cookie_name, _, rest = value.partition("=")
+                    cookies[cookie_name] = rest.split(";", 1)[0]
+                headers[name.lower()] = value
+
+        content = b"".join(app(environ, start))
+        return int(status[0].split()[0]), headers, content
+
+    project = Project.objects.get(pk=config["project"])
+    first = services.assignment_claim(project=project, user=user)
+    if first is None:
+        raise SystemExit("no task left for the bench annotator; run setup again")
+    code, _headers, page = call("GET", f"/annotate/t/{first.token}/")
+    found = re.search(rb'"X-CSRFToken": "([^"]+)"', page)
+    if code != 200 or found is None:
+        raise SystemExit(f"task page answered {code}: {page[:200]!r}")
+    csrf = [found.group(1).decode()]
+    current = [first.token]
+
+    def submit() -> tuple[int, bytes]:
+        code, headers, content = call("POST", f"/annotate/t/{current[0]}/submit", form, htmx=True)
+        pushed = re.fullmatch(r"/annotate/t/([^/]+)/", headers.get("hx-push-url", ""))
+        if code != 200 or pushed is None:
+            raise SystemExit(f"submit answered {code} {headers}: {content[:300]!r}")
+        current[0] = pushed.group(1)
+        return code, content
+
+    def loop() -> tuple[float, float, float]:
+        w0, t0 = time.perf_counter(), time.process_time()
+        submit()
+        t1, w1 = time.process_time(), time.perf_counter()
+        return 0.0, t1 - t0, w1 - w0
+
+    for _ in range(args.warmup):
+        loop()
+    with CaptureQueriesContext(connection) as queries:
+        _code, fragment = submit()
+    n_submit = len(queries)
+    if args.show_queries:
+        for query in queries:
+            print(query["sql"][:160], file=sys.stderr)
+    print(f"fragment: {len(fragment)} bytes", file=sys.stderr)
+    load_before = [round(v, 2) for v in os.getloadavg()]
+    times = [loop() for _ in range(args.loops)]
+    _print_inprocess(args, "htmx submit", times, 0, n_submit, load_before)
 
 
 def instructions(args: argparse.Namespace) -> None:
@@ -624,7 +756,9 @@ def instructions(args: argparse.Namespace) -> None:
             str(loops),
             "--warmup",
             str(args.warmup),
-        ] + (["--separate"] if args.separate else [])
+        ]
+        command += ["--separate"] if args.separate else []
+        command += ["--browser"] if args.browser else []
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         found = re.search(r"Collected : (\d+)", done.stderr)
         if done.returncode != 0 or found is None:
@@ -634,7 +768,11 @@ def instructions(args: argparse.Namespace) -> None:
         json.dumps(
             {
                 "loops": args.loops,
-                "protocol": "separate" if args.separate else "submit?next=1",
+                "protocol": "htmx submit"
+                if args.browser
+                else "separate"
+                if args.separate
+                else "submit?next=1",
                 "instructions_per_loop": round((counts[1] - counts[0]) / args.loops),
                 "instructions_total": counts,
             }
@@ -672,12 +810,24 @@ def main() -> None:
     p_inprocess.add_argument("--config", default="var/bench-annotation.json")
     p_inprocess.add_argument("--loops", type=int, default=300)
     p_inprocess.add_argument("--warmup", type=int, default=5)
+    p_inprocess.add_argument(
+        "--browser",
+        action="store_true",
+        help="the task page's htmx loop (session, CSRF, HX-Request; the submit answers with the next "
+        "task's fragment) instead of the JSON API",
+    )
+    p_inprocess.add_argument(
+        "--show-queries", action="store_true", help="with --browser: print the loop's statements to stderr"
+    )
     p_instructions = sub.add_parser(
         "instructions", help="instructions per loop under callgrind (runs inprocess twice; needs valgrind)"
     )
     p_instructions.add_argument("--config", default="var/bench-annotation.json")
     p_instructions.add_argument("--loops", type=int, default=40)
     p_instructions.add_argument("--warmup", type=int, default=5)
+    p_instructions.add_argument(
+        "--browser", action="store_true", help="the htmx loop (as inprocess --browser)"
+    )
     for p in (p_run, p_inprocess, p_instructions):
         p.add_argument(
             "--separate",

@@ -13,7 +13,7 @@ peak before the export starts).
 ``--source database`` stores the same data as a closed likert project (prompts, responses, tasks,
 submitted assignments and one annotation row per rating, written with ``bulk_create``) in the database
 the settings select (``DATABASE_URL``; without it a SQLite file in the temporary folder), then times the
-real export service (``export_create`` + ``export_run``: paged reads through ``exports.selectors``, pairs,
+real export service (``export_create`` + ``export_run``: paged reads through the preferences family's selectors, pairs,
 alpha with its bootstrap, split, card, parquet). The project is built by a child process, so the peak
 memory reported is the export's own (plus Django); an existing complete bench project is reused unless
 ``--fresh``. ``seconds_by_stage`` splits the time by the export's progress stages.
@@ -351,7 +351,8 @@ def database_main(args: argparse.Namespace, per_item: int) -> int:
     vendor = django_setup()
     from annotation.models import Annotation, Project
     from exports import services as export_services
-    from exports.services import ExportOptions, export_create, export_run
+    from exports.options import ExportOptions
+    from exports.services import export_create, export_run
 
     if args.setup_only:
         print(json.dumps(database_setup(args, per_item)))

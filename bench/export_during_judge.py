@@ -38,7 +38,8 @@ from annotation.models import Project  # noqa: E402
 from demo.services import PAIRWISE_PROJECT  # noqa: E402
 from evaluation.models import ACTIVE_STATUSES, JudgeRun  # noqa: E402
 from exports.models import Export  # noqa: E402
-from exports.services import ExportOptions, export_create  # noqa: E402
+from exports.options import ExportOptions  # noqa: E402
+from exports.services import export_create  # noqa: E402
 
 FINISHED = {Export.Status.SUCCEEDED, Export.Status.FAILED, Export.Status.CANCELLED}
 

@@ -114,7 +114,14 @@ def _serve_stub(delay: float, pipe) -> None:
         elif command == "stats":
             with server._lock:
                 server._count(0)  # brings the integral up to now
-                pipe.send((server.in_flight_seconds, server.max_in_flight))
+                pipe.send(
+                    (
+                        server.in_flight_seconds,
+                        server.max_in_flight,
+                        server.first_arrival,
+                        server.last_departure,
+                    )
+                )
         else:
             server.stop()
             pipe.send(None)
@@ -137,7 +144,7 @@ class StubProcess:
         self._pipe.send("reset")
         self._pipe.recv()
 
-    def _stats(self) -> tuple[float, int]:
+    def _stats(self) -> tuple[float, int, float | None, float | None]:
         self._pipe.send("stats")
         return self._pipe.recv()
 
@@ -148,6 +155,14 @@ class StubProcess:
     @property
     def max_in_flight(self) -> int:
         return self._stats()[1]
+
+    @property
+    def first_arrival(self) -> float | None:
+        return self._stats()[2]
+
+    @property
+    def last_departure(self) -> float | None:
+        return self._stats()[3]
 
     def cpu_s(self) -> float:
         """User + system CPU seconds of the stub's process so far, its threads included (Linux)."""
@@ -291,6 +306,7 @@ def main() -> None:
         stub_cpu_started = server.cpu_s() if isinstance(server, StubProcess) else 0.0
         worker_cpu_started = sum(process_cpu_s(worker.pid) for worker in workers)
         started = time.perf_counter()
+        started_wall = time.time()
         run = generation_run_start(
             dataset=dataset, endpoints=[endpoint], options={"chunk_size": args.chunk_size}
         )
@@ -300,6 +316,8 @@ def main() -> None:
                 break
             time.sleep(0.02)
         pipeline_s = time.perf_counter() - started
+        done_wall = time.time()
+        first_arrival, last_departure = server.first_arrival, server.last_departure
         pipeline_mean_in_flight = server.in_flight_seconds / pipeline_s
         pipeline_max_in_flight = server.max_in_flight
         bench_cpu_s = time.process_time() - bench_cpu_started
@@ -337,6 +355,14 @@ def main() -> None:
                 "pipeline_requests_per_s": round(pipeline_rps, 2),
                 "ratio": round(pipeline_rps / direct_rps, 4),
                 "pipeline_max_in_flight": pipeline_max_in_flight,
+                # Where the pipeline's time outside the model goes: from the run's start to the first request
+                # the server sees, and from the last reply it sends to the run read as finished.
+                "pipeline_start_to_first_request_s": round(first_arrival - started_wall, 3)
+                if first_arrival
+                else None,
+                "pipeline_last_reply_to_finished_s": round(done_wall - last_departure, 3)
+                if last_departure
+                else None,
                 # Time-weighted means, as the server saw them: the share of its capacity each side used.
                 "direct_mean_in_flight": round(direct_mean_in_flight, 2),
                 "pipeline_mean_in_flight": round(pipeline_mean_in_flight, 2),

@@ -8,7 +8,7 @@ questions (Indonesian, four options A-D, written for this script), register a ``
 GGUF model (in-process, no server), then run ``manage.py benchmark_run --inline`` once with
 ``--mode completion`` (3-shot, answer read from the first line) and once with ``--mode cloze`` (3-shot, option
 texts scored per token). Prints one JSON object: per mode the accuracy overall, per prompt template, the
-refusals, the seconds taken and every item's template, prediction and key.
+refusals and ambiguous answers, the seconds taken and every item's template, prediction and key.
 """
 
 from __future__ import annotations
@@ -161,6 +161,7 @@ def main() -> None:
             "seconds": round(time.perf_counter() - started, 1),
             "accuracy": (tables.get("overall") or [{}])[0].get("accuracy"),
             "n_refusals": tables.get("n_refusals"),
+            "n_ambiguous": tables.get("n_ambiguous"),
             "by_template": {
                 row["variant"]: {"n": row["n"], "n_correct": row["n_correct"], "accuracy": row["accuracy"]}
                 for row in tables.get("by", {}).get("variant", [])

@@ -12,8 +12,10 @@ api_v1 = [
     path("", include("accounts.api_urls")),
     path("", include("datasets_app.api_urls")),
     path("", include("evaluation.api_urls")),
+    path("", include("arena.api_urls")),
     path("", include("analytics.api_urls")),
     path("exports/", include("exports.api_urls")),
+    path("webhooks/", include("webhooks.api_urls")),
 ]
 
 # The API viewers under the site's Content-Security-Policy (config/settings/base.py). Swagger UI's start-up
@@ -46,7 +48,9 @@ urlpatterns = [
     path("datasets/", include("datasets_app.urls")),
     path("annotate/", include("annotation.urls")),
     path("evaluation/", include("evaluation.urls")),
+    path("arena/", include("arena.urls")),
     path("analytics/", include("analytics.urls")),
+    path("webhooks/", include("webhooks.urls")),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", swagger_ui, name="api-docs"),

@@ -2,8 +2,7 @@
 
 from django.conf import settings
 from django.db import transaction
-from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -13,8 +12,7 @@ from rest_framework.views import APIView
 from accounts.permissions import HasRole
 from accounts.roles import DATA_ROLES
 from datasets_app import selectors
-from datasets_app.jobs import JobRefused
-from datasets_app.models import DatasetImport, ImportMapping
+from datasets_app.models import ImportMapping
 from datasets_app.readers import HubSource
 from datasets_app.serializers import (
     DatasetImportInputSerializer,
@@ -28,20 +26,12 @@ from datasets_app.services import (
     ImportFailed,
     ImportProblem,
     dataset_import,
-    dataset_import_cancel,
     dataset_import_queue,
     discard_upload,
     import_mapping_resolve,
     import_mapping_save,
-    import_progress_get,
 )
 from datasets_app.uploads import UploadRejected, store_upload
-
-
-def _progress_context(record: DatasetImport) -> dict:
-    if record.status != DatasetImport.Status.RUNNING:
-        return {}
-    return {"progress": {record.pk: import_progress_get(import_id=record.pk)}}
 
 
 class DatasetImportApi(APIView):
@@ -133,39 +123,6 @@ class DatasetImportApi(APIView):
         finally:
             discard_upload(path)
         return Response(result.as_dict(), status=status.HTTP_201_CREATED)
-
-
-class DatasetImportDetailApi(APIView):
-    permission_classes = [HasRole(*DATA_ROLES)]
-
-    @extend_schema(
-        responses={200: DatasetImportSerializer, 404: OpenApiResponse(description="No such import.")}
-    )
-    def get(self, request, import_id: int):
-        record = get_object_or_404(DatasetImport, pk=import_id)
-        return Response(DatasetImportSerializer(record, context=_progress_context(record)).data)
-
-
-class DatasetImportCancelApi(APIView):
-    permission_classes = [HasRole(*DATA_ROLES)]
-
-    @extend_schema(
-        request=None,
-        responses={
-            200: DatasetImportSerializer,
-            404: OpenApiResponse(description="No such import."),
-            409: OpenApiResponse(description="The import has ended already."),
-        },
-        summary="Cancel a queued import, or stop a running one before its next batch (nothing is kept)",
-    )
-    def post(self, request, import_id: int):
-        record = get_object_or_404(DatasetImport, pk=import_id)
-        try:
-            record = dataset_import_cancel(record=record)
-        except JobRefused as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        record.refresh_from_db()
-        return Response(DatasetImportSerializer(record).data)
 
 
 class DatasetListApi(ListAPIView):

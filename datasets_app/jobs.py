@@ -39,12 +39,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.db import models, transaction
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
+from accounts.events import event_emit
 from datasets_app.domain import jobs as rules
 
 logger = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ class JobKind:
 
     model: type[models.Model]
     noun: str
-    # Dotted path of the Celery task (resolved on use: tasks import the services that use this kind).
+    # The Celery task's name (sent by name: tasks import the services that use this kind, never the reverse).
     task: str
     # The task's hard time limit: no attempt of the task lives longer.
     time_limit: timedelta
@@ -85,6 +86,9 @@ class JobKind:
     queue: str = "default"
     # Whether a worker may run the job (one started by a command in its own process may not).
     on_worker: Callable[[Any], bool] = lambda job: True
+    # The event (``accounts.events``) emitted when a job of this kind ends, with its project's id.
+    event: str = ""
+    event_project: Callable[[Any], int | None] = lambda job: None
 
 
 def max_attempts() -> int:
@@ -217,10 +221,43 @@ def _worker_stopped_at(
     )
 
 
+_tasks_discovered = False
+
+
+def task_named(name: str) -> Any:
+    """The Celery task registered as ``name``. Services queue work by task name and never import a tasks
+    module (tasks import services); the first lookup in a process has Celery's autodiscovery import every
+    app's tasks module, which is the only place they are imported from."""
+    global _tasks_discovered
+    app = current_app
+    if name not in app.tasks and not _tasks_discovered:
+        app.loader.import_default_modules()
+        _tasks_discovered = True
+    return app.tasks[name]
+
+
+def task_send(name: str, *, args: list[Any], queue: str = "default", task_id: str | None = None) -> None:
+    """Send the task ``name`` to ``queue`` now. A process that only sends (a web worker, a command) sends by
+    name and never imports the tasks modules: their first import, Celery's autodiscovery of every app's
+    tasks with what they import, took about a second on the first send of each process. Eager mode (tests,
+    the demo without a broker) runs the task here, so there the task itself is looked up."""
+    app = current_app
+    if app.conf.task_always_eager:
+        task_named(name).apply_async(args=args, task_id=task_id, queue=queue)
+    else:
+        app.send_task(name, args=args, task_id=task_id, queue=queue)
+
+
+def task_send_on_commit(
+    name: str, *, args: list[Any], queue: str = "default", task_id: str | None = None
+) -> None:
+    """Send the task ``name`` once the current transaction commits (at once outside a transaction)."""
+    transaction.on_commit(lambda: task_send(name, args=args, task_id=task_id, queue=queue))
+
+
 def job_send(*, kind: JobKind, job_id: int, task_id: str) -> None:
     """Queue the job's task under ``task_id`` once the current transaction commits."""
-    task = import_string(kind.task)
-    transaction.on_commit(lambda: task.apply_async(args=[job_id], task_id=task_id, queue=kind.queue))
+    task_send_on_commit(kind.task, args=[job_id], task_id=task_id, queue=kind.queue)
 
 
 @dataclass(frozen=True)
@@ -315,6 +352,10 @@ def job_finish(*, kind: JobKind, job: Any, status: str, message: str = "", field
         job.refresh_from_db()
         return job
     kind.clean_up(job, status)
+    if kind.event:
+        project_id = kind.event_project(job)
+        data = {kind.noun: job.pk, "status": status}
+        event_emit(name=kind.event, project_id=project_id, data=data | {"project": project_id})
     return job
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -13,10 +13,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
-from django.db.models import ProtectedError
+from django.db import connection, transaction
+from django.db.models import JSONField, Model, ProtectedError
+from django.utils import timezone
 
 from accounts.domain.echo import echoed
+from accounts.events import IMPORT_FINISHED
 from datasets_app.domain.column_mapping import (
     ColumnMapping,
     MappingInvalid,
@@ -33,14 +35,17 @@ from datasets_app.domain.import_records import (
     detect_kind,
 )
 from datasets_app.domain.translation_flags import (
+    BACK_TRANSLATION_EMBEDDING,
     FLAG_TITLES,
     Flag,
+    FlagConfig,
     FlagContext,
     TranslationUnitInput,
     compute_flags,
     pair_key,
     pair_length_stats_by_pair,
 )
+from datasets_app.embeddings import embedding_similarities
 from datasets_app.jobs import (
     JobCancelled,
     JobKind,
@@ -202,7 +207,15 @@ def dataset_import(
                 source=source or path.name,
                 created_by=user,
             )
-            writer = _Writer(dataset=dataset, kind=kind, check=check, mapping=mapping, progress=progress)
+            writer = _Writer(
+                dataset=dataset,
+                kind=kind,
+                check=check,
+                mapping=mapping,
+                progress=progress,
+                # The JSONL reader's records come from untrusted_json.loads, which checked them already.
+                checked=hub is None and file_format == "jsonl" and (mapping is None or mapping.is_empty),
+            )
             writer.consume(records)
             writer.finish()
             return ImportResult(dataset=dataset, kind=writer.kind or "prompts", counts=writer.counts)
@@ -247,8 +260,10 @@ class _Writer:
         check: Callable[[], None] | None = None,
         mapping: ColumnMapping | None = None,
         progress: Callable[[int], None] | None = None,
+        checked: bool = False,
     ):
         self.dataset = dataset
+        self.checked = checked
         self.kind = kind
         self.check = check
         self.mapping = mapping
@@ -259,6 +274,7 @@ class _Writer:
         self.seen_ids: dict[str, str] = {}
         self.batch: list[Any] = []
         self.counts: dict[str, int] = {}
+        self.rows = rows_writer()
 
     def _error(self, location: Location | str, field_name: str, message: str) -> None:
         self.n_errors += 1
@@ -291,7 +307,7 @@ class _Writer:
                 if self.dataset.kind != self.kind:
                     self.dataset.kind = self.kind
                     self.dataset.save(update_fields=["kind"])
-            cleaned, problems = clean_record(self.kind, record)
+            cleaned, problems = clean_record(self.kind, record, checked=self.checked)
             for problem in problems:
                 self._error(location, problem.field, problem.message)
             if cleaned is None:
@@ -335,107 +351,274 @@ class _Writer:
 
     def _flush_prompts(self) -> None:
         items: list[CleanPrompt] = self.batch
-        prompts = Prompt.objects.bulk_create(
+        dataset_id = self.dataset.pk
+        prompt_ids = self.rows.insert(
+            Prompt,
+            PROMPT_FIELDS,
             [
-                Prompt(
-                    dataset=self.dataset,
-                    external_id=p.external_id,
-                    category=p.category,
-                    language=p.language,
-                    register=p.register,
-                    turns=p.turns,
-                    references=p.references,
-                    meta=p.meta,
+                (
+                    dataset_id,
+                    p.external_id,
+                    p.category,
+                    p.language,
+                    p.register,
+                    p.turns,
+                    p.references,
+                    p.meta,
                 )
                 for p in items
-            ]
+            ],
+            returning_ids=True,
         )
+        now = timezone.now()
+        imported = Response.Origin.IMPORTED.value
         responses = [
-            Response(prompt=prompt, model_name=model, turns=turns, origin=Response.Origin.IMPORTED)
-            for prompt, clean in zip(prompts, items, strict=True)
+            (prompt_id, model, turns, imported, {}, now)
+            for prompt_id, clean in zip(prompt_ids, items, strict=True)
             for model, turns in clean.responses
         ]
-        Response.objects.bulk_create(responses, batch_size=BATCH_SIZE)
-        self._count("prompts", len(prompts))
+        self.rows.insert(Response, RESPONSE_FIELDS, responses)
+        self._count("prompts", len(prompt_ids))
         self._count("responses", len(responses))
 
     def _flush_translations(self) -> None:
         items: list[CleanTranslationUnit] = self.batch
-        TranslationUnit.objects.bulk_create(
+        dataset_id = self.dataset.pk
+        to_review = TranslationUnit.Status.TO_REVIEW.value
+        to_translate = TranslationUnit.Status.TO_TRANSLATE.value
+        self.rows.insert(
+            TranslationUnit,
+            TRANSLATION_UNIT_FIELDS,
             [
-                TranslationUnit(
-                    dataset=self.dataset,
-                    external_id=u.external_id,
-                    source_text=u.source_text,
-                    source_language=u.source_language,
-                    target_language=u.target_language,
-                    register=u.register,
-                    translation_text=u.translation_text,
-                    translator_name=u.translator_name,
-                    status=(
-                        TranslationUnit.Status.TO_REVIEW
-                        if u.translation_text
-                        else TranslationUnit.Status.TO_TRANSLATE
-                    ),
-                    meta=u.meta,
+                (
+                    dataset_id,
+                    u.external_id,
+                    u.source_text,
+                    u.source_language,
+                    u.target_language,
+                    u.register,
+                    u.translation_text,
+                    u.translator_name,
+                    to_review if u.translation_text else to_translate,
+                    [],
+                    u.meta,
                 )
                 for u in items
-            ]
+            ],
         )
         self._count("translation_units", len(items))
 
     def _flush_questions(self) -> None:
         items: list[CleanQuestion] = self.batch
-        Question.objects.bulk_create(
+        dataset_id = self.dataset.pk
+        accepted = Question.Status.ACCEPTED.value
+        self.rows.insert(
+            Question,
+            QUESTION_FIELDS,
             [
-                Question(
-                    dataset=self.dataset,
-                    external_id=q.external_id,
-                    concept=q.concept,
-                    category=q.category,
-                    language=q.language,
-                    text=q.text,
-                    choices=q.choices,
-                    answer_key=q.answer_key,
-                    distractor=q.distractor,
-                    creator_name=q.creator_name,
-                    origin=q.origin,
-                    meta=q.meta,
+                (
+                    dataset_id,
+                    q.external_id,
+                    q.concept,
+                    q.category,
+                    q.language,
+                    q.text,
+                    q.choices,
+                    q.answer_key,
+                    q.distractor,
+                    q.creator_name,
+                    q.origin,
+                    accepted,
+                    q.meta,
                 )
                 for q in items
-            ]
+            ],
         )
         self._count("questions", len(items))
 
 
+# -- bulk writes of imported rows ------------------------------------------------------------------------
+
+# The columns an import writes, by attribute name, in the order of the row tuples built by ``_Writer``.
+# Every field without a database default is listed (COPY leaves out only the ids and nullable links).
+PROMPT_FIELDS = (
+    "dataset_id",
+    "external_id",
+    "category",
+    "language",
+    "register",
+    "turns",
+    "references",
+    "meta",
+)
+RESPONSE_FIELDS = ("prompt_id", "model_name", "turns", "origin", "meta", "created_at")
+TRANSLATION_UNIT_FIELDS = (
+    "dataset_id",
+    "external_id",
+    "source_text",
+    "source_language",
+    "target_language",
+    "register",
+    "translation_text",
+    "translator_name",
+    "status",
+    "flags",
+    "meta",
+)
+QUESTION_FIELDS = (
+    "dataset_id",
+    "external_id",
+    "concept",
+    "category",
+    "language",
+    "text",
+    "choices",
+    "answer_key",
+    "distractor",
+    "creator_name",
+    "origin",
+    "status",
+    "meta",
+)
+
+
+class BulkCreateRows:
+    """Inserts rows with ``bulk_create`` (SQLite and any other database)."""
+
+    def insert(
+        self, model: type[Model], fields: Sequence[str], rows: list[tuple], *, returning_ids: bool = False
+    ) -> list[int]:
+        objs = model.objects.bulk_create(
+            [model(**dict(zip(fields, row, strict=True))) for row in rows], batch_size=BATCH_SIZE
+        )
+        return [obj.pk for obj in objs] if returning_ids else []
+
+
+class CopyRows:
+    """Inserts rows with PostgreSQL's ``COPY ... FROM STDIN``: no statement to build and parse per row, no
+    model instances. Ids that the caller needs (a prompt's, for its responses) are taken from the table's
+    sequence beforehand, one query a batch; other rows get theirs from the column's default."""
+
+    def __init__(self) -> None:
+        self.sequences: dict[type[Model], str] = {}
+
+    def _sequence(self, model: type[Model]) -> str:
+        if model not in self.sequences:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_get_serial_sequence(%s, %s)", [model._meta.db_table, model._meta.pk.column]
+                )
+                self.sequences[model] = cursor.fetchone()[0]
+        return self.sequences[model]
+
+    def _reserve_ids(self, model: type[Model], n: int) -> list[int]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT nextval(%s) FROM generate_series(1, %s)", [self._sequence(model), n])
+            return sorted(row[0] for row in cursor.fetchall())
+
+    def insert(
+        self, model: type[Model], fields: Sequence[str], rows: list[tuple], *, returning_ids: bool = False
+    ) -> list[int]:
+        if not rows:
+            return []
+        opts = model._meta
+        columns = [opts.get_field(name).column for name in fields]
+        json_at = [i for i, name in enumerate(fields) if isinstance(opts.get_field(name), JSONField)]
+        ids: list[int] = []
+        if returning_ids:
+            ids = self._reserve_ids(model, len(rows))
+            columns.insert(0, opts.pk.column)
+            json_at = [i + 1 for i in json_at]
+        quote = connection.ops.quote_name
+        sql = f"COPY {quote(opts.db_table)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
+        dumps = json.dumps
+        with connection.cursor() as cursor, cursor.copy(sql) as copy:
+            for n, row in enumerate(rows):
+                values = [ids[n], *row] if returning_ids else list(row)
+                for i in json_at:
+                    value = values[i]
+                    # Most meta and references are empty: spare the encoder those.
+                    values[i] = "{}" if value == {} else "[]" if value == [] else dumps(value)
+                copy.write_row(values)
+        return ids
+
+
+def rows_writer() -> BulkCreateRows | CopyRows:
+    """How an import writes its rows: COPY on PostgreSQL, ``bulk_create`` elsewhere (the same rows)."""
+    return CopyRows() if connection.vendor == "postgresql" else BulkCreateRows()
+
+
+def back_translation_of(meta: Mapping[str, Any] | None) -> str | None:
+    """The unit's back-translation (``meta["back_translation"]``: imported, or written by a back-translation
+    run), or ``None``."""
+    value = (meta or {}).get("back_translation")
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def back_translation_similarities(
+    items: Sequence[TranslationUnitInput], *, config: FlagConfig
+) -> list[float | None]:
+    """For each unit, the similarity of its back-translation to its source by the config's measure when it
+    has to come from outside the flags: the embedding cosine (one batch for all of ``items``). ``None`` for a
+    unit without a back-translation or without a translation (it gets only the ``empty`` flag), and for
+    every unit under chrF++, which the flags compute themselves."""
+    if config.back_translation_measure != BACK_TRANSLATION_EMBEDDING:
+        return [None] * len(items)
+    wanted = [
+        i
+        for i, item in enumerate(items)
+        if item.back_translation and item.back_translation.strip() and item.translation.strip()
+    ]
+    found = embedding_similarities([(items[i].source, items[i].back_translation or "") for i in wanted])
+    similarities: list[float | None] = [None] * len(items)
+    for i, similarity in zip(wanted, found, strict=True):
+        similarities[i] = similarity
+    return similarities
+
+
 def translation_flags_store(*, dataset: Dataset) -> int:
-    """Compute and store the automatic flags of every translated unit of ``dataset``; returns how many
-    units got at least one flag.
+    """Compute and store the automatic flags of every translated unit of ``dataset`` with the default
+    settings; returns how many units got at least one flag.
 
     The length-ratio flag compares each unit with its language pair and register over the whole
     dataset, so all units are read first (texts only), then flagged and written in batches.
     """
-    fields = ("id", "source_text", "translation_text", "source_language", "target_language", "register")
+    fields = (
+        "id",
+        "source_text",
+        "translation_text",
+        "source_language",
+        "target_language",
+        "register",
+        "meta",
+    )
     inputs = {
-        row[0]: TranslationUnitInput(row[1], row[2], row[3], row[4], row[5] or None)
+        row[0]: TranslationUnitInput(
+            row[1], row[2], row[3], row[4], row[5] or None, back_translation_of(row[6])
+        )
         for row in TranslationUnit.objects.filter(dataset=dataset)
         .exclude(translation_text="")
         .values_list(*fields)
         .iterator(BATCH_SIZE)
     }
     stats = pair_length_stats_by_pair(inputs.values())
+    config = FlagConfig()
     flagged = 0
-    batch: list[TranslationUnit] = []
-    for unit_id, item in inputs.items():
-        flags = compute_flags(item, context=FlagContext(pair_stats=stats.get(pair_key(item))))
-        if not flags:
-            continue
-        flagged += 1
-        batch.append(TranslationUnit(pk=unit_id, flags=[flag_as_dict(f) for f in flags]))
-        if len(batch) >= BATCH_SIZE:
-            TranslationUnit.objects.bulk_update(batch, ["flags"])
-            batch = []
-    TranslationUnit.objects.bulk_update(batch, ["flags"])
+    ids = list(inputs)
+    for start in range(0, len(ids), BATCH_SIZE):
+        chunk = ids[start : start + BATCH_SIZE]
+        similarities = back_translation_similarities([inputs[i] for i in chunk], config=config)
+        batch: list[TranslationUnit] = []
+        for unit_id, similarity in zip(chunk, similarities, strict=True):
+            item = inputs[unit_id]
+            context = FlagContext(
+                pair_stats=stats.get(pair_key(item)), back_translation_similarity=similarity, config=config
+            )
+            flags = compute_flags(item, context=context)
+            if flags:
+                flagged += 1
+                batch.append(TranslationUnit(pk=unit_id, flags=[flag_as_dict(f) for f in flags]))
+        TranslationUnit.objects.bulk_update(batch, ["flags"])
     return flagged
 
 
@@ -484,11 +667,12 @@ def _import_clean_up(record: DatasetImport, status: str) -> None:
 IMPORT_JOB = JobKind(
     model=DatasetImport,
     noun="import",
-    task="datasets_app.tasks.dataset_import_run_task",
+    task="datasets_app.dataset_import_run",
     time_limit=timedelta(seconds=3 * 3600 + 60),
     record_failure=_import_failure,
     reset=_import_reset,
     clean_up=_import_clean_up,
+    event=IMPORT_FINISHED,
 )
 
 

@@ -2,8 +2,14 @@
 
 from django.core.cache import cache
 
-from demo.services import DEMO_ENDPOINT_SLUG, MODEL_UNREACHABLE_KEY
 from evaluation.models import ModelEndpoint
+
+# Here rather than in demo.services, which the home page would otherwise import (with the exports and
+# evaluation services under it) at every start-up.
+DEMO_ENDPOINT_SLUG = "demo-llm"
+# Set when the judge run could not start because the model server did not answer (read by the home page, in
+# another process: the cache is Redis, or files under the var folder in the embedded mode).
+MODEL_UNREACHABLE_KEY = "demo:model-unreachable"
 
 
 def demo_model_state() -> dict | None:

@@ -51,11 +51,13 @@ from demo.domain.simulation import (
     review_payload,
     rng_for,
 )
+from demo.selectors import DEMO_ENDPOINT_SLUG, MODEL_UNREACHABLE_KEY
 from evaluation.models import ACTIVE_STATUSES, JudgeRun, ModelEndpoint, RunChunk
 from evaluation.services import endpoint_create, endpoint_update, judge_run_start
 from evaluation.services.runs import run_cancel
 from exports.models import Export
-from exports.services import ExportOptions, export_create, export_run
+from exports.options import ExportOptions
+from exports.services import export_create, export_run
 
 DEMO_DATA_DIR = Path(__file__).resolve().parent / "data"
 DEMO_DATASET_NAME = "Contoh IndoPref (demo)"
@@ -103,7 +105,6 @@ SIMULATED_NOTE = (
 SIMULATED_REVIEW_SHARE = 0.5
 SIMULATED_HOURS_AGO = timedelta(hours=6)
 
-DEMO_ENDPOINT_SLUG = "demo-llm"
 DEMO_ENDPOINT_QUEUE = f"gpu.{DEMO_ENDPOINT_SLUG}"
 DEMO_MODEL_ALIAS = "demo"
 DEFAULT_MODEL_URL = "http://127.0.0.1:8081/v1"
@@ -176,6 +177,9 @@ class DemoModel:
     judge: bool = True
     judge_orders: str = JudgeRun.OrderMode.BOTH
     judge_language: str = "en"
+    # Verdicts per pair: above 1 the judge samples at IndoPref's temperature 0.6 and the judge lab can show
+    # its calibration; 1 keeps the greedy run.
+    judge_samples: int = 1
     max_tokens: int = 256
     # Longest judge explanation, in characters (0: no cap).
     explanation_max_chars: int = DEMO_EXPLANATION_CHARS
@@ -494,11 +498,6 @@ def model_server_ready(url: str, wait_s: float = 0.0) -> bool:
         time.sleep(1.0)
 
 
-# Set when the judge run could not start because the model server did not answer (read by the home page, in
-# another process: the cache is Redis, or files under the var folder in the embedded mode).
-MODEL_UNREACHABLE_KEY = "demo:model-unreachable"
-
-
 def demo_judge_start(*, model: DemoModel, user=None) -> tuple[JudgeRun | None, str]:
     """Start the pairwise judge run over the demo's pairwise project, if the model server answers."""
     project = Project.objects.filter(name=PAIRWISE_PROJECT).first()
@@ -524,6 +523,10 @@ def demo_judge_start(*, model: DemoModel, user=None) -> tuple[JudgeRun | None, s
                 "language": model.judge_language,
                 "chunk_size": 8,
                 "max_tokens": model.max_tokens,
+                # Greedy, as the endpoint: the run's value wins over the IndoPref template's 0.6. Sampled
+                # verdicts (for the judge lab's calibration) need a temperature: IndoPref's.
+                "sampling": {"temperature": 0.6 if model.judge_samples > 1 else 0.0},
+                **({"samples": model.judge_samples} if model.judge_samples > 1 else {}),
                 **(
                     {"explanation_max_chars": model.explanation_max_chars}
                     if model.explanation_max_chars

@@ -9,10 +9,21 @@ import pytest
 
 # One llama.cpp server (over the SmolLM2 GGUF shipped on PyPI) for the whole session, for every test that
 # asks for it: the inference tests and the real-model run tests.
-pytest_plugins = ["tests.llamacpp_fixtures"]
+pytest_plugins = ["tests.llamacpp_fixtures", "tests.arena_fixtures"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_DATA = (REPO_ROOT / ".." / "shared" / "reference-data").resolve()
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in the site's default language: a request in Indonesian (the locale middleware
+    activates it) must not leave the next test of the same process speaking Indonesian."""
+    from django.conf import settings
+    from django.utils import translation
+
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
 
 
 @pytest.fixture

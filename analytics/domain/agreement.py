@@ -24,10 +24,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
+
+# pandas takes long to import: the functions that use it import it, so start-up (URL loading, a
+# worker's boot) does not.
+if TYPE_CHECKING:
+    import pandas as pd
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -218,6 +222,8 @@ class Reliability:
         Raises ValueError when a coder rated a unit twice (the reliability matrix has one cell per
         coder and unit) or when a non-nominal level meets non-numeric values.
         """
+        import pandas as pd
+
         level = check_level(level)
         _require_columns(data, (unit, coder, value))
         frame = data.loc[data[value].notna(), [unit, coder, value]]
@@ -542,6 +548,8 @@ def reliability_matrix_to_long(
     units: Sequence[object] | None = None,
 ) -> pd.DataFrame:
     """Turn a coders x units reliability matrix (None/NaN = missing) into unit, coder, value rows."""
+    import pandas as pd
+
     table = pd.DataFrame(list(matrix) if not isinstance(matrix, np.ndarray) else matrix)
     if coders is not None:
         table.index = list(coders)
@@ -557,6 +565,8 @@ def reliability_matrix_to_long(
 
 def _category_counts(data: pd.DataFrame, unit: str, value: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(unit index, category index, count) triplets over units with at least one value."""
+    import pandas as pd
+
     frame = data.loc[data[value].notna(), [unit, value]]
     unit_codes, _ = pd.factorize(frame[unit])
     values = frame[value].to_numpy()
@@ -625,6 +635,8 @@ def cohen_kappa(
     With ``coders=None`` the data must hold exactly two coders. Undefined when chance agreement is 1
     (both coders used one and the same category throughout).
     """
+    import pandas as pd
+
     _require_columns(data, (unit, coder, value))
     frame = data.loc[data[value].notna()]
     if coders is None:
@@ -725,14 +737,19 @@ def leave_one_out_alpha(
     means agreement rises without the coder), n_units, n_pairable_values, undefined_reason. Sorted with
     the largest delta first; delta is None where either alpha is undefined.
     """
+    import pandas as pd
+
     _require_columns(data, (unit, coder, value))
     frame = data.loc[data[value].notna(), [unit, coder, value]]
     everyone = krippendorff_alpha(frame, level, unit=unit, coder=coder, value=value)
+    # Units and coders as integer codes, found once: alpha depends on which ratings share a unit, not on
+    # the units' names, and each coder's alpha then works on integers instead of text.
+    unit_codes, _ = pd.factorize(frame[unit])
+    coder_codes, coder_names = pd.factorize(frame[coder], sort=True)
+    coded = pd.DataFrame({"unit": unit_codes, "coder": coder_codes, "value": frame[value].to_numpy()})
     rows = []
-    for name, _ in frame.groupby(coder, sort=True):
-        result = krippendorff_alpha(
-            frame.loc[frame[coder] != name], level, unit=unit, coder=coder, value=value
-        )
+    for index, name in enumerate(coder_names):
+        result = krippendorff_alpha(coded.loc[coded["coder"].to_numpy() != index], level)
         delta = None
         if result.alpha is not None and everyone.alpha is not None:
             delta = result.alpha - everyone.alpha
@@ -770,6 +787,8 @@ def alpha_by(
     Each group is bootstrapped with its own Generator seeded from ``seed`` so results do not depend on
     which other groups exist.
     """
+    import pandas as pd
+
     _require_columns(data, (*by, unit, coder, value))
     rows = []
     groups = data.groupby(list(by), sort=True, dropna=False) if by else [((), data)]
@@ -810,6 +829,8 @@ def alpha_breakdowns(
     those in ``within``). Columns: the ``within`` columns present, dimension, group (the dimension's
     value), alpha, n_units, n_coders, n_pairable_values, undefined_reason.
     """
+    import pandas as pd
+
     inside = [c for c in within if c in data.columns]
     if dimensions is None:
         dimensions = [c for c in GROUPING_COLUMNS if c in data.columns and c not in inside]
@@ -857,6 +878,8 @@ def between_group_agreement(
     Group means are not categories, so ``level`` must be interval, ratio or ordinal; the pooled alpha
     uses the same level. A coder id is qualified by its group in the pooled data.
     """
+    import pandas as pd
+
     level = check_level(level)
     if level == "nominal":
         raise ValueError("between-group alpha averages ratings per group; use interval, ratio or ordinal")

@@ -14,11 +14,16 @@ Ratings are reported on an Elo-like scale, 400 * log10(p_i) centred so that the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from analytics.domain.judge_agreement import TIE, A, B
+
+# pandas takes long to import: the functions that use it import it, so start-up (URL loading, a
+# worker's boot) does not.
+if TYPE_CHECKING:
+    import pandas as pd
 
 ELO_SCALE = 400.0
 ELO_CENTRE = 1000.0
@@ -99,6 +104,8 @@ def bradley_terry(
     With ``draws`` > 0 the votes are resampled with replacement that many times (seeded) and each
     model's percentile interval of the rating is added as ci_low / ci_high.
     """
+    import pandas as pd
+
     if ties not in ("half", "drop"):
         raise ValueError("ties must be 'half' or 'drop'")
     missing = [c for c in ("model_a", "model_b", "winner") if c not in votes.columns]

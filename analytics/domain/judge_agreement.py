@@ -19,11 +19,19 @@ is reported under its own name, never mixed with the per-vote figures.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+from evaluation.domain.benchmark_metrics import MISSING_LEVEL
+from evaluation.domain.language_tables import LanguageCell, language_table
+
+# pandas takes long to import: the functions that use it import it, so start-up (URL loading, a
+# worker's boot) does not.
+if TYPE_CHECKING:
+    import pandas as pd
 
 A = "A"
 B = "B"
@@ -116,6 +124,8 @@ def human_majority(human: pd.DataFrame, *, keys: Sequence[str] = ("item",)) -> p
     A split such as A, B (or A, B, tie) therefore reads as "no preference", the same as a tie vote.
     Columns: the keys, ``majority``, ``n_votes``.
     """
+    import pandas as pd
+
     _check_votes(human)
     counts = human.groupby([*keys, "vote"], sort=True).size().unstack("vote", fill_value=0)
     counts = counts.reindex(columns=list(VERDICTS), fill_value=0)
@@ -163,11 +173,12 @@ def human_human_agreement(human: pd.DataFrame, *, keys: Sequence[str] = ("item",
 # -- score-based judges -----------------------------------------------------------------------------
 
 
-#: Slack when comparing a score gap with the tie threshold δ. Scores are whole grades (1-10, 1-5) or means
-#: of them over n judges or samples, so two means differ by a multiple of 1/(n_a * n_b): even with 1,000
-#: judgments on each side a real gap is at least 1e-6 away from δ (δ itself a whole number or a simple
-#: fraction). Float rounding of such means is about 1e-15 * the score (14/3 - 11/3 computes to
-#: 1.0000000000000004). 1e-9 sits between the two, so the rule decides on the exact difference.
+#: Slack when comparing a score gap with the tie threshold δ. Scores are grades (1-10, 1-5), whole or
+#: written with a decimal or two (7.5, 6.25), or means of them over n judges or samples, so two means differ
+#: by a multiple of 1/(100 * n_a * n_b): even with 1,000 judgments on each side a real gap is at least 1e-8
+#: away from δ (δ itself a whole number or a simple fraction). Float rounding of such means is about
+#: 1e-15 * the score (14/3 - 11/3 computes to 1.0000000000000004; 7.3 - 6.3 to 0.9999999999999996). 1e-9
+#: sits between the two, so the rule decides on the exact difference.
 TIE_GAP_TOLERANCE = 1e-9
 
 
@@ -304,6 +315,8 @@ def judge_accuracy(
     ``category`` names a column of ``human`` holding one category per item; None (or an absent
     column) puts every item in one category ``"all"``.
     """
+    import pandas as pd
+
     majority = human_majority(human, keys=keys)
     if category is not None and category in human.columns:
         per_item = human[[*keys, category]].drop_duplicates()
@@ -346,6 +359,24 @@ def judge_accuracy(
         macro_accuracy=float(np.mean(defined)) if defined else None,
         macro_accuracy_raw=float(np.mean(defined_raw)) if defined_raw else None,
     )
+
+
+def accuracy_language_table(
+    per_language: Mapping[str, JudgeAccuracy], *, row_column: str = "judge"
+) -> dict[str, object]:
+    """Judges by languages: each judge's accuracy (parsed verdicts) on each language's items, a column per
+    language and ``avg``, the unweighted mean over languages (see
+    :mod:`evaluation.domain.language_tables`); ``overall`` is the judge's accuracy over every item.
+
+    ``per_language`` maps a judge to its :func:`judge_accuracy` computed with ``category="language"``.
+    """
+    cells = [
+        LanguageCell((str(judge),), str(row.category) or MISSING_LEVEL, row.accuracy, int(row.n))
+        for judge, accuracy in per_language.items()
+        for row in accuracy.by_category.itertuples()
+    ]
+    overall = {(str(judge),): accuracy.accuracy for judge, accuracy in per_language.items()}
+    return language_table(cells, row_columns=[row_column], metric="accuracy", overall=overall)
 
 
 # -- position consistency --------------------------------------------------------------------------

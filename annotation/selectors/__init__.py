@@ -9,3 +9,4 @@ from annotation.selectors.quality import *  # noqa: F403
 from annotation.selectors.review import *  # noqa: F403
 from annotation.selectors.rubrics import *  # noqa: F403
 from annotation.selectors.setup import *  # noqa: F403
+from annotation.selectors.spans import *  # noqa: F403

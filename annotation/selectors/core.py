@@ -7,6 +7,7 @@ model name, response id, prompt id or dataset meta, so templates and serializers
 from __future__ import annotations
 
 import functools
+import json
 import threading
 from collections import Counter
 from collections.abc import Hashable, Mapping
@@ -27,6 +28,7 @@ from annotation.domain.submission import ALL_BAD
 from annotation.models import (
     JOB_KINDS,
     RATING_KINDS,
+    SPAN_KINDS,
     Annotation,
     Assignment,
     Membership,
@@ -37,6 +39,7 @@ from annotation.models import (
 )
 from annotation.selectors.base import DONE, SENT_BACK, done_count, response_turns
 from annotation.selectors.jobs import job_task_view
+from annotation.selectors.spans import span_task_view
 
 __all__ = [
     "AnnotatorProject",
@@ -78,6 +81,16 @@ class CriterionView:
     levels: dict[str, list[tuple[int | str, str]]]  # lang -> [(value, text)] in scale order
     version: int
     scale: default_rubrics.Scale = default_rubrics.DEFAULT_SCALE
+
+    @functools.cached_property
+    def content_key(self) -> str:
+        """Equal for two views that show the same texts and scale: what a page part built from the
+        criterion is kept under (``{% memo %}``). Views are shared and never changed, so it is built once."""
+        return json.dumps(
+            [self.key, self.version, self.label, self.question, self.levels, self.scale.as_json()],
+            sort_keys=True,
+            default=str,
+        )
 
 
 @dataclass
@@ -303,6 +316,8 @@ def task_view(*, assignment: Assignment, lang: str) -> Any:
     Translation and question jobs get their own view (``annotation.selectors.jobs.job_task_view``).
     """
     task, project = assignment.task, assignment.project
+    if project.kind in SPAN_KINDS:
+        return span_task_view(assignment=assignment, lang=lang)
     if project.kind in JOB_KINDS:
         return job_task_view(assignment=assignment, lang=lang)
     prompt = task.prompt

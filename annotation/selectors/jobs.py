@@ -6,6 +6,7 @@ question, and names a translator only by pseudonym (``translator_pseudonym``).
 
 from __future__ import annotations
 
+import io
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from typing import Any
 
 from django.utils.crypto import salted_hmac
 
+from annotation.domain.taxonomy import TaxonomyReview, TaxonomyShares, question_labels, taxonomy_shares
 from annotation.models import (
     Annotation,
     Assignment,
@@ -24,7 +26,7 @@ from annotation.models import (
     TranslationRound,
 )
 from annotation.selectors.base import done_count
-from datasets_app.domain.csv_cells import frame_to_csv
+from datasets_app.domain.csv_cells import SafeWriter, frame_to_csv
 from datasets_app.domain.languages import LANGUAGES, registers_for
 from datasets_app.domain.questions import (
     CHOICE_LABELS,
@@ -38,7 +40,12 @@ from datasets_app.domain.questions import (
     taxonomy_from_data,
 )
 from datasets_app.domain.text_diff import diff_words
-from datasets_app.domain.translation_flags import FLAG_TITLES
+from datasets_app.domain.translation_flags import (
+    BACK_TRANSLATION_CHRF,
+    BACK_TRANSLATION_MEASURES,
+    FLAG_TITLES,
+    LOW_BACK_TRANSLATION,
+)
 from datasets_app.models import Question, TranslationUnit
 
 __all__ = [
@@ -57,6 +64,7 @@ __all__ = [
     "mcq_report",
     "question_review_item",
     "round_views",
+    "taxonomy_labels_csv",
     "translation_report",
     "translator_pseudonym",
     "unit_round_table",
@@ -336,27 +344,72 @@ class TranslationReport:
     flag_codes: list[str]
     flag_titles: dict[str, str]
     flags_by_pair: list[dict[str, Any]]
+    back_translation_flags: list[dict[str, Any]]
+    back_translation_flagged: int
     translators: list[dict[str, Any]]
     rounds_distribution: list[tuple[int, int]]
     mean_rounds: float | None
     error_counts: list[tuple[str, int]]
 
 
-def translation_report(*, project: Project, lang: str = "en") -> TranslationReport:
-    """Flags per language and register, reject rate per translator, rounds per unit, error categories."""
+def _measure_title(measure: object, index: int) -> str:
+    # Flags stored before the measure became a setting name chrF++ by its title.
+    code = BACK_TRANSLATION_CHRF if measure == "chrF++" else measure
+    titles = BACK_TRANSLATION_MEASURES.get(code) if isinstance(code, str) else None
+    return titles[index] if titles else str(measure or "")
+
+
+def _back_translation_rows(
+    found: list[tuple[int, dict[str, Any]]], *, index: int, limit: int
+) -> list[dict[str, Any]]:
+    """The ``limit`` back-translation flags of lowest similarity, with their units (one query)."""
+    lowest = sorted(found, key=lambda item: (float(item[1].get("similarity", 0.0)), item[0]))[:limit]
+    units = TranslationUnit.objects.in_bulk([unit_id for unit_id, _ in lowest])
+    rows = []
+    for unit_id, details in lowest:
+        unit = units.get(unit_id)
+        if unit is None:  # deleted since the first read
+            continue
+        rows.append(
+            {
+                "unit": unit.external_id,
+                "source": unit.source_text,
+                "back_translation": (unit.meta or {}).get("back_translation", ""),
+                "language": unit.target_language,
+                "register": unit.register,
+                "measure": details.get("measure", ""),
+                "measure_title": _measure_title(details.get("measure"), index),
+                "similarity": details.get("similarity"),
+                "threshold": details.get("threshold"),
+            }
+        )
+    return rows
+
+
+def translation_report(
+    *, project: Project, lang: str = "en", back_translation_limit: int = 50
+) -> TranslationReport:
+    """Flags per language and register, the back-translation flags of lowest similarity (measure,
+    similarity, threshold), reject rate per translator, rounds per unit, error categories."""
     units = TranslationUnit.objects.filter(dataset_id=project.dataset_id)
     status_counts = Counter(units.values_list("status", flat=True))
     per_pair: dict[tuple[str, str], Counter] = defaultdict(Counter)
     totals: Counter[tuple[str, str]] = Counter()
     flagged: Counter[tuple[str, str]] = Counter()
     seen_codes: set[str] = set()
-    for language, register, flags in units.values_list("target_language", "register", "flags").iterator(2000):
+    back: list[tuple[int, dict[str, Any]]] = []
+    for unit_id, language, register, flags in units.values_list(
+        "id", "target_language", "register", "flags"
+    ).iterator(2000):
         key = (language, register)
         totals[key] += 1
         codes = {f["code"] for f in flags or []}
         flagged[key] += bool(codes)
         per_pair[key].update(codes)
         seen_codes |= codes
+        back.extend(
+            (unit_id, f.get("details") or {}) for f in flags or [] if f["code"] == LOW_BACK_TRANSLATION
+        )
     flag_codes = [code for code in FLAG_TITLES if code in seen_codes]
     index = 1 if lang == "id" else 0
     flags_by_pair = [
@@ -413,6 +466,8 @@ def translation_report(*, project: Project, lang: str = "en") -> TranslationRepo
         flag_codes=flag_codes,
         flag_titles={code: FLAG_TITLES[code][index] for code in flag_codes},
         flags_by_pair=flags_by_pair,
+        back_translation_flags=_back_translation_rows(back, index=index, limit=back_translation_limit),
+        back_translation_flagged=len(back),
         translators=translators,
         rounds_distribution=distribution,
         mean_rounds=mean,
@@ -532,6 +587,8 @@ class McqReport:
     taxonomy: TaxonomySummary | None
     taxonomy_labels: dict[str, str]
     option_taxonomy: TaxonomySummary | None = None
+    # One label per reviewed LLM-written question (``annotation.domain.taxonomy``).
+    taxonomy_shares: TaxonomyShares | None = None
 
 
 def _heatmap(matrix: ConflictMatrix) -> dict[str, Any]:
@@ -609,6 +666,7 @@ def mcq_report(*, project: Project, lang: str = "en") -> McqReport:
         if per_options
         else None
     )
+    llm_reviews = _llm_taxonomy_reviews(project)
     return McqReport(
         n_questions=questions.count(),
         n_answers=len(rows),
@@ -621,7 +679,34 @@ def mcq_report(*, project: Project, lang: str = "en") -> McqReport:
         taxonomy=taxonomy,
         taxonomy_labels={c.code: c.label(lang) for c in categories},
         option_taxonomy=option_taxonomy,
+        taxonomy_shares=taxonomy_shares(llm_reviews, [c.code for c in categories]) if llm_reviews else None,
     )
+
+
+def _llm_taxonomy_reviews(project: Project) -> list[TaxonomyReview]:
+    """Every error-taxonomy review of the project's LLM-written questions, keyed by the question's external
+    id, with the question's and the options' errors together."""
+    rows = (
+        QuestionErrorReview.objects.filter(project=project, question__origin=Question.Origin.LLM)
+        .order_by("question_id", "id")
+        .values_list("question__external_id", "errors", "option_errors", "primary_error")
+    )
+    return [
+        TaxonomyReview(question_id=qid, codes=(*errors, *option_errors), primary=primary or None)
+        for qid, errors, option_errors, primary in rows
+    ]
+
+
+def taxonomy_labels_csv(*, project: Project) -> str:
+    """``question_id,label``: the one label of every reviewed LLM-written question (a category code or
+    ``no_error``), what ``manage.py taxonomy_shares`` reads."""
+    categories = [c.code for c in taxonomy_from_data(project.error_taxonomy)]
+    labels, *_ = question_labels(_llm_taxonomy_reviews(project), categories)
+    out = io.StringIO()
+    writer = SafeWriter(out, lineterminator="\n")
+    writer.writerow(["question_id", "label"])
+    writer.writerows(sorted(labels.items()))
+    return out.getvalue()
 
 
 def conflict_matrix_csv(*, project: Project) -> str:

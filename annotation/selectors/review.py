@@ -22,6 +22,7 @@ from annotation.domain.blinding import invert_permutation, shown_labels
 from annotation.domain.submission import ALL_BAD
 from annotation.models import (
     RATING_KINDS,
+    SPAN_KINDS,
     Annotation,
     AnnotatorGroup,
     Assignment,
@@ -31,6 +32,7 @@ from annotation.models import (
     Rubric,
 )
 from annotation.selectors.jobs import job_task_view, question_review_item
+from annotation.selectors.spans import span_task_view
 from datasets_app.models import Response
 
 __all__ = [
@@ -60,7 +62,7 @@ REVIEW_SORTS = {
 }
 # Kinds whose submitted answer the annotator may reopen from "My work" (a new round, the old one kept);
 # the translation and authoring jobs have their own rounds, driven by their reviewers.
-EDITABLE_KINDS = (*RATING_KINDS, Project.Kind.MCQ_ANSWER)
+EDITABLE_KINDS = (*RATING_KINDS, Project.Kind.MCQ_ANSWER, *SPAN_KINDS)
 
 
 class ReviewFilterInvalid(ValueError):
@@ -384,6 +386,8 @@ def review_items(
             item.returned_comment = returned.get(assignment.pk, "")
         elif project.kind == Project.Kind.QUESTION_AUTHORING:
             item.question = question_review_item(assignment)
+        elif project.kind in SPAN_KINDS:
+            item.job = span_task_view(assignment=assignment, lang=lang)
         else:
             item.job = job_task_view(assignment=assignment, lang=lang)
         items.append(item)

@@ -16,5 +16,6 @@ from annotation.services.rating import *
 from annotation.services.review_queue import *
 from annotation.services.reviews import *
 from annotation.services.rubrics import *
+from annotation.services.spans import *
 from annotation.services.studies import *
 from annotation.services.translation import *

@@ -17,12 +17,16 @@ from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
+from accounts.events import REVIEW_REJECTED, event_emit
 from annotation.models import JOB_KINDS, Annotation, Assignment, Project, Review
 from annotation.services.loop import (
     AnnotationError,
     ClaimFilter,
+    ProjectInvalid,
     SubmitResult,
     assignment_claim_filtered,
     assignment_for_update,
@@ -53,6 +57,7 @@ from annotation.services.rating import (
     rating_tasks_create,
 )
 from annotation.services.reviews import review_store, review_target_lock
+from annotation.services.spans import span_claim_filter, span_submit, span_tasks_create
 from annotation.services.translation import (
     translation_claim_filter,
     translation_review_claim_filter,
@@ -109,6 +114,33 @@ _RATING = KindHandler(
     submit_ends_with_mark=True,
 )
 
+
+def _arena_validate(project: Project) -> None:
+    if project.gold_rate:
+        raise ProjectInvalid({"gold_rate": gettext_noop("Gold items exist only in rating jobs.")})
+
+
+def _arena_claim_filter(user_id: int) -> tuple[Q, tuple[str, ...]]:
+    """An arena's tasks are made by its battles, already answered: nothing is ever handed out."""
+    return Q(pk__in=[]), ()
+
+
+def _arena_submit(**kwargs: object) -> SubmitResult:
+    raise AnnotationError(gettext_noop("Arena votes are cast on the battle page."))
+
+
+def _arena_tasks_create(*, project: Project) -> int:
+    return 0
+
+
+_ARENA = KindHandler(
+    validate=_arena_validate,
+    tasks_create=_arena_tasks_create,
+    claim_filter=_arena_claim_filter,
+    submit=_arena_submit,
+    reject_allowed=False,
+)
+
 KIND_HANDLERS: dict[str, KindHandler] = {
     Project.Kind.LIKERT: _RATING,
     Project.Kind.BEST_OF_N: _RATING,
@@ -141,6 +173,19 @@ KIND_HANDLERS: dict[str, KindHandler] = {
         claim_filter=mcq_claim_filter,
         submit=mcq_submit,
     ),
+    Project.Kind.TRANSLATION_MQM: KindHandler(
+        validate=job_project_validate,
+        tasks_create=span_tasks_create,
+        claim_filter=span_claim_filter,
+        submit=span_submit,
+    ),
+    Project.Kind.TRANSLATION_ESA: KindHandler(
+        validate=job_project_validate,
+        tasks_create=span_tasks_create,
+        claim_filter=span_claim_filter,
+        submit=span_submit,
+    ),
+    Project.Kind.ARENA: _ARENA,
 }
 
 
@@ -180,6 +225,7 @@ def project_create(
     created_by: AbstractBaseUser | None = None,
     max_ambiguous: int = 3,
     flag_settings: Mapping[str, object] | None = None,
+    span_settings: Mapping[str, object] | None = None,
 ) -> Project:
     """A draft project over ``dataset`` with its tasks and groups (members are added afterwards).
 
@@ -187,6 +233,10 @@ def project_create(
     projects: ``job_project_create``.
     """
     seed = secrets.randbelow(2**31) if seed is None else seed
+    if kind == Project.Kind.ARENA:
+        raise ProjectInvalid(
+            {"kind": gettext_noop("An arena is set up with its model endpoints on the arena's own page.")}
+        )
     if kind in JOB_KINDS:
         return job_project_create(
             dataset=dataset,
@@ -203,6 +253,7 @@ def project_create(
             created_by=created_by,
             max_ambiguous=max_ambiguous,
             flag_settings=dict(flag_settings or {}),
+            span_settings=dict(span_settings or {}),
         )
     project = rating_project_new(
         dataset=dataset,
@@ -245,6 +296,7 @@ def job_project_create(
     created_by: AbstractBaseUser | None,
     max_ambiguous: int,
     flag_settings: dict[str, object],
+    span_settings: dict[str, object] | None = None,
 ) -> Project:
     """A draft translation, translation review, question authoring or answering project.
 
@@ -268,6 +320,7 @@ def job_project_create(
         created_by=created_by,
         max_ambiguous=max_ambiguous,
         flag_settings=flag_settings,
+        span_settings=span_settings,
     )
     return _project_fill(project, groups)
 
@@ -344,16 +397,23 @@ def assignment_submit_next(
     *,
     token: str,
     user: AbstractBaseUser,
-    payload: object,
+    payload: object = None,
+    payload_for: Callable[[Project], object] | None = None,
     seconds: float | None = None,
     now: datetime | None = None,
 ) -> SubmitNextResult:
     """``assignment_submit`` and then ``assignment_claim`` in the submitted task's project, in one
     transaction, so an annotator's loop is one request. An invalid or refused answer raises as
     ``assignment_submit`` does and claims nothing; a refused claim (the project was paused, the caller
-    removed) keeps the answer and says why."""
+    removed) keeps the answer and says why.
+
+    ``payload_for``, given instead of ``payload``, makes the answer from the project of the locked
+    assignment: a page's form, whose fields depend on the project's kind, is read without a statement
+    of its own before the lock."""
     now = now or timezone.now()
     assignment = assignment_for_update(token=token, user=user)
+    if payload_for is not None:
+        payload = payload_for(assignment.project)
     handler = KIND_HANDLERS[assignment.project.kind]
     ahead = (
         claim_state_ahead(project_id=assignment.project_id, user_id=user.pk, now=now)
@@ -409,4 +469,15 @@ def review_create(
     handler.after_review(assignment=assignment, review=review, now=now)
     if verdict == Review.Verdict.REJECT:
         reopen(assignment, now=now)
+        event_emit(
+            name=REVIEW_REJECTED,
+            project_id=assignment.project_id,
+            data={
+                "project": assignment.project_id,
+                "task": assignment.task_id,
+                "assignment": assignment.pk,
+                "review": review.pk,
+                "round": review.round,
+            },
+        )
     return review

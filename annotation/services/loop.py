@@ -24,6 +24,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from accounts.events import TASK_SUBMITTED, event_emit
 from accounts.refusals import Refused
 from annotation.domain.blinding import response_permutation, task_shuffle_keys
 from annotation.domain.gold import is_gold_slot
@@ -499,6 +500,16 @@ def mark_submitted(
         seconds=assignment.seconds_on_task,
         annotations=annotations,
         held=was_held,
+    )
+    event_emit(
+        name=TASK_SUBMITTED,
+        project_id=assignment.project_id,
+        data={
+            "project": assignment.project_id,
+            "task": assignment.task_id,
+            "assignment": assignment.pk,
+            "round": assignment.round,
+        },
     )
 
 

@@ -14,13 +14,17 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
+from accounts.domain.echo import clipped
 from annotation.domain import rubrics as default_rubrics
 from annotation.domain.blinding import annotator_order_slot
 from annotation.domain.gold import score_gold
+from annotation.domain.span_settings import SpanSettingsInvalid, span_config
 from annotation.models import (
     ORDER_SLOTS,
+    SPAN_KINDS,
     AnnotatorGroup,
     Assignment,
+    ErrorSpan,
     Membership,
     Project,
     Rubric,
@@ -36,7 +40,7 @@ from annotation.services.loop import (
     slots_create,
 )
 from annotation.services.qualification import GOLD_CLOSED, GoldRefused, gold_answers_write
-from datasets_app.domain.translation_flags import FlagConfig
+from datasets_app.domain.translation_flags import BACK_TRANSLATION_MEASURES, FlagConfig
 from datasets_app.models import Dataset
 
 __all__ = [
@@ -64,6 +68,11 @@ SINGLE_OWNER_KINDS = (
 )
 _FLOAT_SETTINGS = {name for name, f in FlagConfig.__dataclass_fields__.items() if f.type in ("float", float)}
 _INT_SETTINGS = {"identical_min_words", "min_pair_units"}
+# Similarities: at most 1.
+_SIMILARITY_SETTINGS = {
+    "back_translation_threshold": "chrF++",
+    "back_translation_embedding_threshold": "sentence-embedding",
+}
 
 
 # --- rubrics -----------------------------------------------------------------------------------------
@@ -120,6 +129,23 @@ def _validate_flag_settings(settings: Mapping[str, object]) -> dict[str, str]:
             )
             if not ok:
                 errors["flag_settings"] = "register_markers maps a register code to a list of words."
+        elif name == "back_translation_measure":
+            if not isinstance(value, str) or value not in BACK_TRANSLATION_MEASURES:
+                known = " or ".join(repr(m) for m in BACK_TRANSLATION_MEASURES)
+                errors["flag_settings"] = (
+                    f"back_translation_measure must be {known}, not {clipped(repr(value))}."
+                )
+        elif name in _SIMILARITY_SETTINGS:
+            if (
+                not isinstance(value, int | float)
+                or isinstance(value, bool)
+                or not math.isfinite(value)
+                or not 0 < value <= 1
+            ):
+                errors["flag_settings"] = (
+                    f"{name} is a {_SIMILARITY_SETTINGS[name]} similarity: a number above 0 and at most 1, "
+                    f"not {clipped(repr(value))}."
+                )
         elif name in _FLOAT_SETTINGS:
             if (
                 not isinstance(value, int | float)
@@ -128,8 +154,6 @@ def _validate_flag_settings(settings: Mapping[str, object]) -> dict[str, str]:
                 or value <= 0
             ):
                 errors["flag_settings"] = f"{name} must be a positive number."
-            elif name == "back_translation_threshold" and value > 1:
-                errors["flag_settings"] = "back_translation_threshold is a chrF++ similarity: at most 1."
         elif name in _INT_SETTINGS:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 errors["flag_settings"] = f"{name} must be a positive whole number."
@@ -144,7 +168,7 @@ def job_project_validate(project: Project) -> None:
     kind = project.kind
     wanted = (
         Dataset.Kind.TRANSLATIONS
-        if kind in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW)
+        if kind in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW, *SPAN_KINDS)
         else Dataset.Kind.QUESTIONS
     )
     if project.dataset.kind != wanted:
@@ -158,6 +182,28 @@ def job_project_validate(project: Project) -> None:
     if project.gold_rate:
         errors["gold_rate"] = "Gold items exist only in rating jobs."
     errors.update(_validate_flag_settings(project.flag_settings or {}))
+    if project.span_settings:
+        if kind not in SPAN_KINDS:
+            errors["span_settings"] = "Only error-span projects (MQM, ESA) have span settings."
+        else:
+            try:
+                config = span_config(project.span_settings, protocol=kind)
+            except SpanSettingsInvalid as exc:
+                errors["span_settings"] = str(exc)
+            else:
+                used = set()
+                if project.pk:
+                    used = set(
+                        ErrorSpan.objects.filter(assignment__project_id=project.pk)
+                        .exclude(category="")
+                        .values_list("category", flat=True)
+                        .distinct()
+                    )
+                missing = sorted(used - config.codes)
+                if missing:
+                    errors["span_settings"] = (
+                        f"Marked spans use categories the new tree leaves out: {', '.join(missing[:5])}."
+                    )
     if errors:
         raise ProjectInvalid(errors)
 
@@ -178,6 +224,7 @@ def job_project_new(
     created_by: AbstractBaseUser | None,
     max_ambiguous: int,
     flag_settings: dict[str, object],
+    span_settings: dict[str, object] | None = None,
 ) -> Project:
     """A saved draft translation or question project, checked, without tasks or groups yet.
 
@@ -211,6 +258,7 @@ def job_project_new(
         created_by=created_by,
         max_ambiguous=max_ambiguous,
         flag_settings=flag_settings,
+        span_settings=dict(span_settings or {}),
     )
     job_project_validate(project)
     project.save()
@@ -232,6 +280,7 @@ _EDITABLE = {
     "overlap",
     "max_ambiguous",
     "flag_settings",
+    "span_settings",
 }
 
 
@@ -308,7 +357,10 @@ def annotator_group_create(*, project: Project, name: str) -> AnnotatorGroup:
     if AnnotatorGroup.objects.filter(project=project, name=name).exists():
         raise ProjectInvalid({"name": f"The project already has a group {name!r}."})
     group = AnnotatorGroup.objects.create(project=project, name=name)
-    slots_create(group=group, tasks=project.tasks.filter(is_gold=False).only("id").iterator(BATCH_SIZE))
+    # project_id is read too: tasks of a related manager are given their project, which would otherwise
+    # load each task's deferred project_id with a query of its own.
+    tasks = project.tasks.filter(is_gold=False).only("id", "project_id").iterator(BATCH_SIZE)
+    slots_create(group=group, tasks=tasks)
     return group
 
 

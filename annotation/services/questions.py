@@ -644,23 +644,37 @@ def question_error_review_save(
     reviewer: AbstractBaseUser,
     errors: Iterable[str],
     option_errors: Iterable[str] = (),
+    primary_error: str = "",
     comment: str = "",
 ) -> QuestionErrorReview:
     """Tag a question of the project with categories of the project's error taxonomy: ``errors`` of the
     question itself and ``option_errors`` of its options, kept apart (none: the reviewer found no error).
+    ``primary_error`` is the main one of the categories ticked, the question's one label in the error shares:
+    required when more than one category is ticked, the only one when one is.
     Saving again replaces the reviewer's earlier tags."""
     if question.dataset_id != project.dataset_id:
         raise AnnotationError(gettext_noop("The question belongs to another dataset."))
     if question.creator_id is not None and question.creator_id == reviewer.pk:
         raise AnnotationError(gettext_noop("Nobody reviews their own question."))
     taxonomy = taxonomy_from_data(project.error_taxonomy)
+    question_codes = _checked_codes(errors, taxonomy, QUESTION)
+    option_codes = _checked_codes(option_errors, taxonomy, OPTIONS)
+    ticked = [c.code for c in taxonomy if c.code in question_codes or c.code in option_codes]
+    primary = primary_error.strip()
+    if primary and primary not in ticked:
+        raise AnnotationError(
+            gettext_noop("The main error must be one of the errors ticked (got %(code)s)."), code=primary
+        )
+    if not primary and len(ticked) > 1:
+        raise AnnotationError(gettext_noop("Several errors are ticked: choose the main one."))
     review, _ = QuestionErrorReview.objects.update_or_create(
         project=project,
         question=question,
         reviewer=reviewer,
         defaults={
-            "errors": _checked_codes(errors, taxonomy, QUESTION),
-            "option_errors": _checked_codes(option_errors, taxonomy, OPTIONS),
+            "errors": question_codes,
+            "option_errors": option_codes,
+            "primary_error": primary or (ticked[0] if ticked else ""),
             "comment": comment.strip(),
         },
     )

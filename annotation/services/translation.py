@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils.translation import gettext_noop
 
+from accounts.events import REVIEW_REJECTED, event_emit
 from annotation.models import (
     Annotation,
     Assignment,
@@ -66,7 +67,7 @@ from datasets_app.jobs import (
     new_task_id,
 )
 from datasets_app.models import TranslationUnit
-from datasets_app.services import flag_as_dict
+from datasets_app.services import back_translation_of, back_translation_similarities, flag_as_dict
 
 __all__ = [
     "FLAG_RECOMPUTE_JOB",
@@ -130,13 +131,6 @@ def flag_context_for(project: Project | None) -> tuple[FlagConfig, Mapping[str, 
     return config, {**DEFAULT_REGISTER_MARKERS, **markers}, min_units
 
 
-def back_translation_of(meta: Mapping[str, Any] | None) -> str | None:
-    """The unit's back-translation (``meta["back_translation"]``: imported, or written by a back-translation
-    run), or ``None``."""
-    value = (meta or {}).get("back_translation")
-    return value if isinstance(value, str) and value.strip() else None
-
-
 def _unit_input(unit: TranslationUnit, text: str | None = None) -> TranslationUnitInput:
     return TranslationUnitInput(
         source=unit.source_text,
@@ -167,8 +161,12 @@ def unit_flags(
     statistics of the other units of its language pair and register in the dataset."""
     config, markers, min_units = flag_context_for(project)
     stats = _pair_stats(unit, exclude_self=True, min_units=min_units)
-    context = FlagContext(pair_stats=stats, register_markers=markers, config=config)
-    return [flag_as_dict(f) for f in compute_flags(_unit_input(unit, text), context=context)]
+    item = _unit_input(unit, text)
+    [similarity] = back_translation_similarities([item], config=config)
+    context = FlagContext(
+        pair_stats=stats, register_markers=markers, back_translation_similarity=similarity, config=config
+    )
+    return [flag_as_dict(f) for f in compute_flags(item, context=context)]
 
 
 def _recompute_failure(run: FlagRecompute, message: str) -> list[str]:
@@ -189,7 +187,7 @@ def _recompute_clean_up(run: FlagRecompute, status: str) -> None:
 FLAG_RECOMPUTE_JOB = JobKind(
     model=FlagRecompute,
     noun="flag recomputation",
-    task="annotation.tasks.translation_flags_recompute_task",
+    task="annotation.translation_flags_recompute",
     time_limit=timedelta(minutes=35),
     record_failure=_recompute_failure,
     reset=_recompute_reset,
@@ -256,10 +254,15 @@ def flag_recompute_run(*, run: FlagRecompute, task_id: str | None = None) -> Fla
             ids = list(inputs)
             for start in range(0, len(ids), RECOMPUTE_BATCH):
                 batch = []
-                for unit_id in ids[start : start + RECOMPUTE_BATCH]:
+                chunk = ids[start : start + RECOMPUTE_BATCH]
+                similarities = back_translation_similarities([inputs[i] for i in chunk], config=config)
+                for unit_id, similarity in zip(chunk, similarities, strict=True):
                     item = inputs[unit_id]
                     context = FlagContext(
-                        pair_stats=stats.get(pair_key(item)), register_markers=markers, config=config
+                        pair_stats=stats.get(pair_key(item)),
+                        register_markers=markers,
+                        back_translation_similarity=similarity,
+                        config=config,
                     )
                     flags = [flag_as_dict(f) for f in compute_flags(item, context=context)]
                     run.n_flagged += bool(flags)
@@ -504,6 +507,17 @@ def translation_review_submit(
             )
             if translator_assignment.status == Assignment.Status.SUBMITTED:
                 reopen(translator_assignment, now=now)
+        event_emit(
+            name=REVIEW_REJECTED,
+            project_id=assignment.project_id,
+            data={
+                "project": assignment.project_id,
+                "task": assignment.task_id,
+                "assignment": current.translation_assignment_id,
+                "review_assignment": assignment.pk,
+                "round": current.round,
+            },
+        )
         return SubmitResult(assignment, "created")
     if answer.verdict == TranslationRound.Verdict.FIX:
         unit.flags = unit_flags(unit, text=answer.fixed_text, project=assignment.project)

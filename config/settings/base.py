@@ -42,8 +42,10 @@ INSTALLED_APPS = [
     "datasets_app",
     "annotation",
     "evaluation",
+    "arena",
     "analytics",
     "exports",
+    "webhooks",
     "demo",
 ]
 
@@ -206,6 +208,25 @@ if not all(c.isascii() and (c.isupper() or c.isdigit() or c == "_") for c in MOD
         f"timbang: MODEL_KEY_ENV_PREFIX must be capital letters, digits and _, got {MODEL_KEY_ENV_PREFIX!r}"
     )
 
+# Webhooks (webhooks/): a manager's URL must be on WEBHOOK_ALLOWED_HOSTS when it lists any ("host",
+# "host:port" or ".domain"), and every address its host resolves to must be public unless it lies in one of
+# WEBHOOK_ALLOWED_NETWORKS (CIDR, e.g. "10.0.0.0/8" for receivers inside the site's network). A failed
+# delivery is tried WEBHOOK_MAX_ATTEMPTS times in all, WEBHOOK_RETRY_BASE_S doubling per attempt up to
+# WEBHOOK_RETRY_CAP_S (or longer when the receiver sends Retry-After). A rotated-out secret keeps signing
+# beside the new one for WEBHOOK_SECRET_OVERLAP_HOURS.
+WEBHOOK_ALLOWED_HOSTS = env.list("WEBHOOK_ALLOWED_HOSTS", default=[])
+WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+WEBHOOK_HTTPS_ONLY = env.bool("WEBHOOK_HTTPS_ONLY", default=False)
+WEBHOOK_MAX_ATTEMPTS = env.int("WEBHOOK_MAX_ATTEMPTS", default=6)
+WEBHOOK_RETRY_BASE_S = env.float("WEBHOOK_RETRY_BASE_S", default=30.0)
+WEBHOOK_RETRY_CAP_S = env.float("WEBHOOK_RETRY_CAP_S", default=3600.0)
+WEBHOOK_TIMEOUT_S = env.float("WEBHOOK_TIMEOUT_S", default=10.0)
+WEBHOOK_SECRET_OVERLAP_HOURS = env.float("WEBHOOK_SECRET_OVERLAP_HOURS", default=24.0)
+# A CA bundle (PEM file) to check https receivers' certificates with instead of the system's (an internal CA).
+WEBHOOK_CA_BUNDLE = env("WEBHOOK_CA_BUNDLE", default="")
+if WEBHOOK_MAX_ATTEMPTS < 1:
+    raise environ.ImproperlyConfigured(f"WEBHOOK_MAX_ATTEMPTS must be at least 1, got {WEBHOOK_MAX_ATTEMPTS}")
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts.authentication.SessionAuthentication",
@@ -272,12 +293,19 @@ CELERY_TASK_ROUTES = {
     "datasets_app.*": {"queue": "default"},
     "annotation.*": {"queue": "default"},
     "exports.*": {"queue": "default"},
+    "webhooks.*": {"queue": "default"},
     "evaluation.agreement_report": {"queue": "default"},
     "evaluation.chunks_requeue_lost": {"queue": "default"},
 }
 # The model queues (gpu.<endpoint>) a model worker consumes: `manage.py model_queues` prints these when set
 # (a host serving some models only), else the queues of every endpoint in the database.
 MODEL_QUEUES = env.list("MODEL_QUEUES", default=[])
+# Every worker reports the queues it consumes every WORKER_REPORT_INTERVAL_S seconds; a run whose queue no
+# worker reported within WORKER_REPORT_STALE_S says so on its page. A model worker started with
+# MODEL_QUEUES_FOLLOW (scripts/serve does) also starts consuming the queue of an endpoint added later.
+WORKER_REPORT_INTERVAL_S = env.float("WORKER_REPORT_INTERVAL_S", default=5.0)
+WORKER_REPORT_STALE_S = env.float("WORKER_REPORT_STALE_S", default=20.0)
+MODEL_QUEUES_FOLLOW = env.bool("MODEL_QUEUES_FOLLOW", default=False)
 # How many model worker processes serve the model queues (scripts/serve starts that many). Each process keeps
 # its share of an OpenAI-compatible endpoint's max_concurrency in flight, so together they keep the whole
 # bound: more than one lets a very fast model server (short replies, many at once) use more than one core of
@@ -287,6 +315,12 @@ if MODEL_WORKER_PROCESSES < 1:
     raise environ.ImproperlyConfigured(
         f"MODEL_WORKER_PROCESSES must be at least 1, got {MODEL_WORKER_PROCESSES}"
     )
+# Arena: the model worker publishes each battle side's tokens on Redis pub/sub and the web tier relays them
+# as server-sent events. Without Redis (the embedded mode) the relay reads the text the worker stores every
+# ARENA_PROGRESS_EVERY_S seconds. A stream stays open at most ARENA_STREAM_TIMEOUT_S seconds.
+ARENA_STREAM_REDIS_URL = env("ARENA_STREAM_REDIS_URL", default=REDIS_URL)
+ARENA_STREAM_TIMEOUT_S = env.float("ARENA_STREAM_TIMEOUT_S", default=180.0)
+ARENA_PROGRESS_EVERY_S = env.float("ARENA_PROGRESS_EVERY_S", default=0.5)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -327,7 +361,10 @@ CELERY_BEAT_SCHEDULE |= {
         "task": "annotation.flag_recomputes_requeue_stale",
         "schedule": 60.0,
     },
+    # Pending webhook deliveries whose task the broker lost (WEBHOOK_STALE_AFTER_S overdue) are sent again.
+    "webhooks-deliveries-requeue-stale": {"task": "webhooks.deliveries_requeue_stale", "schedule": 300.0},
 }
+WEBHOOK_STALE_AFTER_S = env.int("WEBHOOK_STALE_AFTER_S", default=900)
 
 LOGGING = {
     "version": 1,
@@ -346,6 +383,8 @@ LOGGING = {
 }
 
 SESSION_COOKIE_HTTPONLY = True
+# Django's database sessions, read with one prepared statement (accounts/sessions.py).
+SESSION_ENGINE = "accounts.sessions"
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True

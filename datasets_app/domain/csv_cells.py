@@ -21,9 +21,13 @@ from __future__ import annotations
 import csv
 import numbers
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+# pandas takes long to import: the functions that use it import it, so start-up (URL loading, a
+# worker's boot) does not.
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 # First characters that make a spreadsheet read a text cell as a formula (tab and carriage return too:
 # some spreadsheets skip them before looking for the formula sign).
@@ -90,6 +94,8 @@ def neutralise_frame(frame: pd.DataFrame, *, index: bool = True) -> pd.DataFrame
     Only columns that can hold text (object, string, categorical) are looked at; numeric, boolean and
     datetime columns are written by pandas as numbers and dates and stay as they are.
     """
+    import pandas as pd
+
     out = frame.copy(deep=False)
     for position in range(out.shape[1]):
         column = out.iloc[:, position]
@@ -106,6 +112,8 @@ def neutralise_frame(frame: pd.DataFrame, *, index: bool = True) -> pd.DataFrame
 
 
 def _neutralise_column(column: pd.Series) -> pd.Series:
+    import pandas as pd
+
     if not isinstance(column.dtype, pd.StringDtype):
         if pd.api.types.infer_dtype(column, skipna=True) not in ("string", "empty"):
             return column.map(neutralise_cell).astype(object)

@@ -85,12 +85,16 @@ def detect_kind(record: dict[str, Any]) -> str | None:
     return None
 
 
-def clean_record(kind: str, record: dict[str, Any]) -> tuple[Any, list[FieldProblem]]:
+def clean_record(
+    kind: str, record: dict[str, Any], *, checked: bool = False
+) -> tuple[Any, list[FieldProblem]]:
+    """The cleaned record of ``kind``, or None and its problems. ``checked``: the record is a value
+    ``untrusted_json.loads`` returned, as it is, so it holds no NUL character nor over-deep nesting."""
     cleaner = {"prompts": clean_prompt, "translations": clean_translation_unit, "questions": clean_question}[
         kind
     ]
     # Whatever the reader: a NUL character cannot be stored, and deep nesting breaks the JSON columns.
-    unsafe = find_problem(record)
+    unsafe = None if checked else find_problem(record)
     if unsafe is not None:
         return None, [FieldProblem(unsafe.path, unsafe.message)]
     return cleaner(record)

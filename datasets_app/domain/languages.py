@@ -185,3 +185,38 @@ def expected_script(code: str) -> str:
     """ISO 15924 code of the script translations into ``code`` should use (Latin for unknown codes too)."""
     language = LANGUAGES.get(_normalise(code))
     return language.script if language else LATIN
+
+
+def _in_indonesian(ui_language: str) -> bool:
+    return (ui_language or "").lower().startswith("id")
+
+
+def language_name(code: str, ui_language: str = "en") -> str:
+    """The name of language ``code`` in the page's language (``id``: its Indonesian name, otherwise its
+    English one); an unknown code as written."""
+    language = LANGUAGES.get(_normalise(code))
+    if language is None:
+        return code
+    return language.name_id if _in_indonesian(ui_language) else language.name_en
+
+
+def register_name(code: str, register: str, ui_language: str = "en") -> str:
+    """The name of ``register`` of language ``code`` in the page's language; an unknown one as written."""
+    for candidate in registers_for(code):
+        if candidate.code == register:
+            return candidate.name_id if _in_indonesian(ui_language) else candidate.name_en
+    return register
+
+
+# Between the language and the register of a group of items by both (``"jav / krama"``).
+REGISTER_SEPARATOR = " / "
+
+
+def language_register_name(group: str, ui_language: str = "en") -> str:
+    """The name of a language group, or of a language-and-register group ``"jav / krama"``, in the page's
+    language (``"Javanese / Krama"``); unknown parts as written."""
+    code, separator, register = group.partition(REGISTER_SEPARATOR)
+    name = language_name(code, ui_language)
+    if not separator:
+        return name
+    return f"{name}{REGISTER_SEPARATOR}{register_name(code, register, ui_language)}"

@@ -15,11 +15,14 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from accounts.domain.echo import echoed
+
+# pandas takes long to import: the functions that use it import it, so start-up (URL loading, a
+# worker's boot) does not.
+if TYPE_CHECKING:
+    import pandas as pd
 
 CHOICE_LABELS: tuple[str, ...] = ("A", "B", "C", "D", "E")
 
@@ -222,6 +225,8 @@ ANSWER_COLUMNS = ("question_id", "creator", "answerer", "choice", "answer_key")
 
 
 def _answers_frame(answers: pd.DataFrame | Iterable[Any]) -> pd.DataFrame:
+    import pandas as pd
+
     if isinstance(answers, pd.DataFrame):
         missing = [c for c in ANSWER_COLUMNS if c not in answers.columns]
         if missing:
@@ -366,6 +371,8 @@ LLM_ERROR_CATEGORIES: Mapping[str, tuple[str, str]] = MappingProxyType(
 QUESTION = "question"
 OPTIONS = "options"
 TAXONOMY_SCOPES = (QUESTION, OPTIONS)
+# The label of a reviewed question without any error, next to the category codes (so no category takes it).
+NO_ERROR = "no_error"
 
 
 @dataclass(frozen=True)
@@ -469,6 +476,8 @@ def taxonomy_from_data(data: Any) -> tuple[ErrorCategory, ...]:
             errors.append(f"{where}: code must be lower-case letters, digits and _ (got {code!r})")
             continue
         where = f"category {index} ({code})"
+        if code == NO_ERROR:
+            errors.append(f"{where}: {NO_ERROR!r} is reserved for questions without error")
         if code in seen:
             errors.append(f"{where}: code used twice")
         seen.add(code)

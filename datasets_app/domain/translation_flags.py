@@ -5,8 +5,9 @@ for a native-speaker reviewer, never verdicts: they are tuned to miss little tha
 look at, and every flag says in its ``details`` what triggered it so the reviewer can dismiss it quickly.
 
 ``compute_flags`` runs them all on one unit. What depends on the rest of the project (the typical length
-ratio of the language pair, the register word lists the project manager edited, the threshold for a
-back-translation's chrF++ similarity) comes in through ``FlagContext``; a back-translation comes with the unit.
+ratio of the language pair, the register word lists the project manager edited, the measure and threshold
+for a back-translation's similarity, and an embedding similarity computed outside) comes in through
+``FlagContext``; a back-translation comes with the unit.
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sacrebleu.metrics import CHRF
+from datasets_app.domain.languages import LANGUAGES, LATIN, expected_script, registers_for
 
-from datasets_app.domain.languages import LATIN, expected_script, registers_for
+# sacrebleu takes long to import: the functions that use it import it, so start-up (URL loading, a
+# worker's boot) does not.
+if TYPE_CHECKING:
+    pass
 
 # Flag codes (stable: stored with reviews and used in filters).
 EMPTY = "empty"
@@ -249,22 +253,44 @@ def flag_length_ratio(
 # --------------------------------------------------------------------------------------------------------
 # (b) Numbers present on one side only
 #
-# Digits are read the way both Indonesian and English write them: "1.000" and "1,000" are one thousand (a
-# single separator followed by exactly three digits is a thousands separator in either language), "2,5" and
-# "2.5" are two and a half, "1.234,5" and "1,234.5" are the same number. Number words come from small lists:
-# 0-10, the teens and tens markers, hundred, thousand, million. Where either language has no list, only
-# digits are compared (and scale words such as "juta" are ignored on both sides), so that "dua puluh" in
-# Indonesian against an unknown Balinese "duang dasa" is not reported as a missing 20. The regional lists
-# include the scale words borrowed from Indonesian (juta, miliar, triliun).
+# Digits are read in the notation of the side's language. Indonesian and the regional languages write "."
+# between thousands and "," before decimals ("1.500" = 1500, "7,5" = 7.5); English does the reverse
+# ("1,500" = 1500, "7.5" = 7.5). Only a single separator followed by exactly three digits is ambiguous
+# ("1.500", "1,500"): there the side's language decides, and a text of unknown language reads it as a
+# thousands separator. Everything else reads the same in both notations: "2,5" and "2.5" are two and a half
+# (a thousands group has three digits), "1.000.000" and "1,000,000" are a million, "1.234,5" and "1,234.5"
+# are the same number (the last separator is the decimal one), "0,500" is a half.
+#
+# Times of day are compared as times, not as numbers: "7:30" in any language, and "7.30" after "pukul",
+# "jam" or "tabuh" in a text that is not English (Indonesian writes "pukul 7.30" for 7:30). A time on the
+# hour is its number of hours, so "pukul 09.00", "9:00" and "9 am" all give 9. The 24-hour clock is not
+# converted: "pukul 19.00" against "7 pm" is reported.
+#
+# Number words come from small lists: 0-10, the teens and tens markers, hundred, thousand, million, and the
+# word for a half. Where either language has no list, only digits are compared (and scale words such as
+# "juta" are ignored on both sides), so that "dua puluh" in Indonesian against an unknown Balinese "duang
+# dasa" is not reported as a missing 20; likewise a half is only read when both lists have a word for it. The
+# regional lists include the scale words borrowed from Indonesian (juta, miliar, triliun).
+#
+# A half after a number adds to it ("dua setengah" = 2.5, "satu setengah juta" = 1,500,000; in English only
+# after "and a": "two and a half"); right after a scale word it is half of that scale ("dua juta setengah" =
+# 2,500,000); on its own it is 0.5 ("setengah jam", "half an hour", "setengah juta" = 500,000). A half right
+# before a plain number is not read at all: "setengah tujuh" is half past six.
 #
 # A number written only as the word for "one" is not compared: "satu", "siji", "hiji" double as the article
 # and are routinely rendered by a prefix (satu hari -> sedina, sadinten).
 
 
+_HALF = Decimal("0.5")
+
+
 @dataclass(frozen=True)
 class _NumberWord:
-    kind: str  # "value", "teen" (+10), "tens" (x10), "hundreds" (x100), "big" (x value, closes a group)
+    # "value", "teen" (+10), "tens" (x10), "hundreds" (x100), "big" (x value, closes a group), "half" (0.5),
+    # "join" (a word that may link two parts of one number, English "and", "a"; ``word`` says which)
+    kind: str
     value: Decimal
+    word: str = ""
 
 
 def _lexicon(
@@ -274,6 +300,8 @@ def _lexicon(
     hundreds: Iterable[str] = (),
     big: Mapping[str, int] | None = None,
     fused: Mapping[str, str] | None = None,
+    halves: Iterable[str] = (),
+    joins: Iterable[str] = (),
 ) -> Mapping[str, tuple[_NumberWord, ...]]:
     lexicon: dict[str, tuple[_NumberWord, ...]] = {
         w: (_NumberWord("value", Decimal(v)),) for w, v in values.items()
@@ -286,6 +314,10 @@ def _lexicon(
     # Fused forms are "one" + a scale word: seratus = se + ratus, sewu = se + ewu.
     for w, scale in (fused or {}).items():
         lexicon[w] = (_NumberWord("value", Decimal(1)), *lexicon[scale])
+    for w in halves:
+        lexicon[w] = (_NumberWord("half", _HALF),)
+    for w in joins:
+        lexicon[w] = (_NumberWord("join", Decimal(0), w),)
     return MappingProxyType(lexicon)
 
 
@@ -311,6 +343,7 @@ NUMBER_LEXICONS: Mapping[str, Mapping[str, tuple[_NumberWord, ...]]] = MappingPr
                  "triliun": 10**12},
             fused={"sepuluh": "puluh", "sebelas": "belas", "seratus": "ratus", "seribu": "ribu",
                    "sejuta": "juta"},
+            halves=("setengah", "separuh"),
         ),
         # Ngoko and Krama forms together; "rong", "telung", ... are the forms used before puluh/atus/ewu.
         # "loro" is also a common spelling of "lara" (ill), a known source of false hits.
@@ -327,6 +360,7 @@ NUMBER_LEXICONS: Mapping[str, Mapping[str, tuple[_NumberWord, ...]]] = MappingPr
                  "milyar": 1_000_000_000, "triliun": 10**12},
             fused={"sepuluh": "puluh", "sedasa": "dasa", "satus": "atus", "sewu": "ewu", "sayuta": "yuta",
                    "sejuta": "juta"},
+            halves=("setengah", "separo"),
         ),
         "sun": _lexicon(
             {"nol": 0, "hiji": 1, "dua": 2, "tilu": 3, "opat": 4, "lima": 5, "genep": 6, "tujuh": 7,
@@ -337,20 +371,42 @@ NUMBER_LEXICONS: Mapping[str, Mapping[str, tuple[_NumberWord, ...]]] = MappingPr
             big={"rebu": 1000, "juta": 1_000_000, "miliar": 1_000_000_000, "milyar": 1_000_000_000,
                  "triliun": 10**12},
             fused={"sapuluh": "puluh", "sabelas": "belas", "saratus": "ratus", "sarebu": "rebu"},
+            halves=("satengah",),
         ),
         "eng": _lexicon(
             _UNITS_EN,
             hundreds=("hundred",),
             big={"thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000, "trillion": 10**12},
+            halves=("half",),
+            # "three hundred and twenty-five", "two and a half", "half a million"
+            joins=("and", "a"),
         ),
     }
 )
 # fmt: on
 
-_NUMBER_TOKEN = re.compile(r"(?P<digits>\d+(?:[.,]\d+)*)|(?P<word>[^\W\d_]+(?:['’ʼ-][^\W\d_]+)*)")
+_NUMBER_TOKEN = re.compile(
+    r"(?P<time>(?<![\d.,:])\d{1,2}:\d{2}(?![\d:]|[.,]\d))"
+    r"|(?P<digits>\d+(?:[.,]\d+)*)"
+    r"|(?P<word>[^\W\d_]+(?:['’ʼ-][^\W\d_]+)*)"
+)
+_DOTTED_TIME = re.compile(r"(\d{1,2})\.(\d{2})")
+# Words after which "7.30" is a time of day, in texts that are not English.
+_TIME_WORDS = frozenset({"pukul", "jam", "tabuh"})
+
+# How a language writes a number: "id" ("." thousands, "," decimals) or "en" ("," thousands, "." decimals).
+_ENGLISH_NOTATION = frozenset({"eng"})
 
 
-def _parse_digits(token: str) -> list[Decimal]:
+def _notation(language: str | None) -> str | None:
+    if language in _ENGLISH_NOTATION:
+        return "en"
+    if language in LANGUAGES:
+        return "id"
+    return None
+
+
+def _parse_digits(token: str, notation: str | None = None) -> list[Decimal]:
     parts = re.split(r"[.,]", token)
     seps = re.findall(r"[.,]", token)
     if not seps:
@@ -358,7 +414,8 @@ def _parse_digits(token: str) -> list[Decimal]:
     if len(set(seps)) == 1:
         if len(seps) == 1:
             whole, rest = parts
-            if len(rest) == 3 and whole != "0":
+            thousands_sep = {"id": ".", "en": ","}.get(notation or "", seps[0])
+            if len(rest) == 3 and whole != "0" and seps[0] == thousands_sep:
                 return [Decimal(whole + rest)]
             return [Decimal(f"{whole}.{rest}")]
         if all(len(p) == 3 for p in parts[1:]):
@@ -371,11 +428,23 @@ def _parse_digits(token: str) -> list[Decimal]:
     return [Decimal(p) for p in parts]
 
 
-class _NumberReader:
-    """Reads a stream of number tokens into values, one number per run of adjacent tokens."""
+def _time_of_day(hours: str, minutes: str) -> tuple[int, int] | None:
+    h, m = int(hours), int(minutes)
+    if m > 59 or h > 24 or (h == 24 and m):
+        return None
+    return h, m
 
-    def __init__(self) -> None:
+
+class _NumberReader:
+    """Reads a stream of number tokens into values, one number per run of adjacent tokens.
+
+    ``half_needs_join``: a half adds to the number before it only after a join word (English "two and a
+    half"; "one half" is a half); in Indonesian and the regional languages it follows the number directly.
+    """
+
+    def __init__(self, *, half_needs_join: bool = False) -> None:
         self.values: set[Decimal] = set()
+        self.half_needs_join = half_needs_join
         self._reset()
 
     def _reset(self) -> None:
@@ -385,9 +454,13 @@ class _NumberReader:
         self.active = False
         self.has_digits = False
         self.n_items = 0
+        self.last_kind = ""
+        self.last_big = Decimal(0)
+        self.joined: list[str] = []  # join words read since the last number word
+        self.discard = False  # the run cannot be read ("setengah tujuh")
 
     def close(self) -> None:
-        if self.active:
+        if self.active and not self.discard:
             value = self.total + self.group + (self.pending or 0)
             if self.has_digits or not (value == 1 and self.n_items == 1):
                 self.values.add(value.normalize())
@@ -403,14 +476,54 @@ class _NumberReader:
             self.pending = value
         self.active = True
         self.n_items += 1
+        self.last_kind = "value"
 
     def digits(self, value: Decimal) -> None:
-        if self.pending is not None:
+        if self.pending is not None or self.joined:
             self.close()
         self._start_value(value)
         self.has_digits = True
 
+    def _join_allowed(self, joined: tuple[str, ...], item: _NumberWord) -> bool:
+        if joined == ("and",):  # "three hundred and twenty-five", "two thousand and five"
+            return item.kind == "value" and item.value < 100 and self.last_kind in ("hundreds", "big")
+        if joined == ("and", "a"):  # "two and a half"
+            return item.kind == "half"
+        if joined == ("a",):  # "half a million"
+            return item.kind in ("hundreds", "big") and self.last_kind == "half"
+        return False
+
+    def _half(self) -> None:
+        if not self.active or self.last_kind == "half":
+            self.close()
+            self.pending, self.active, self.n_items, self.last_kind = _HALF, True, 1, "half"
+            return
+        if self.pending is not None:
+            self.pending += _HALF  # "dua setengah", "two and a half"
+        elif self.last_kind == "big":
+            self.total += _HALF * self.last_big  # "dua juta setengah"
+        else:
+            self.group += _HALF  # "dua belas setengah"
+        self.n_items += 1
+        self.last_kind = "half"
+
     def word(self, item: _NumberWord) -> None:
+        if item.kind == "join":
+            if self.active:
+                self.joined.append(item.word)
+            return
+        if self.joined:
+            joined, self.joined = tuple(self.joined), []
+            if not self._join_allowed(joined, item):
+                self.close()
+        elif item.kind == "half" and self.half_needs_join and self.active:
+            self.close()  # "one half" is a half
+        elif self.last_kind == "half" and self.n_items == 1 and item.kind not in ("big", "half"):
+            # A half before a plain number: "setengah tujuh" is half past six, not 0.5 and 7.
+            self.pending, self.discard = None, True
+        if item.kind == "half":
+            self._half()
+            return
         if item.kind == "value":
             self._start_value(item.value)
             return
@@ -419,6 +532,7 @@ class _NumberReader:
             self.total += (base or 1) * item.value
             self.group, self.pending, self.active = Decimal(0), None, True
             self.n_items += 1
+            self.last_kind, self.last_big = "big", item.value
             return
         if self.pending is None and item.kind == "hundreds" and self.group == 0:
             self.pending = Decimal(1)  # "a hundred", "hundred thousand"
@@ -429,59 +543,119 @@ class _NumberReader:
         self.pending = None
         self.active = True
         self.n_items += 1
+        self.last_kind = item.kind
 
 
-def extract_numbers(text: str, language: str | None) -> set[Decimal]:
-    """Numbers written in ``text``: digits, plus number words when ``language`` has a word list.
+@dataclass(frozen=True)
+class _NumbersRead:
+    numbers: frozenset[Decimal]
+    times: frozenset[tuple[int, int]]
 
-    Adjacent number tokens separated only by spaces or hyphens combine ("dua puluh lima" = 25, "1,5 juta" =
-    1,500,000, "twenty-five" = 25); anything else between them starts a new number. A number made only of
-    the word for one is left out (see the note above).
-    """
-    lexicon = NUMBER_LEXICONS.get(language or "", {})
-    reader = _NumberReader()
+
+def _lexicon_has(lexicon: Mapping[str, tuple[_NumberWord, ...]], kind: str) -> bool:
+    return any(item.kind == kind for items in lexicon.values() for item in items)
+
+
+def _read_numbers(text: str, language: str | None, *, words: bool, halves: bool) -> _NumbersRead:
+    lexicon = NUMBER_LEXICONS.get(language or "", {}) if words else {}
+    if not halves:
+        lexicon = {w: items for w, items in lexicon.items() if items[0].kind != "half"}
+    notation = _notation(language)
+    reader = _NumberReader(half_needs_join=_lexicon_has(lexicon, "join"))
+    times: set[tuple[int, int]] = set()
     last_end = 0
+    after_time_word = False
     for match in _NUMBER_TOKEN.finditer(text):
         gap = text[last_end : match.start()]
         if gap.strip(" \t-") or "\n" in gap:
             reader.close()
+        follows_time_word = after_time_word and not gap.strip()
+        after_time_word = False
         last_end = match.end()
+        token = match.group("time") or match.group("digits")
+        dotted = match.group("digits") and _DOTTED_TIME.fullmatch(token)
+        if match.group("time") or (dotted and follows_time_word and notation != "en"):
+            hours, minutes = re.split(r"[:.]", token)
+            time = _time_of_day(hours, minutes)
+            if time is not None:
+                reader.close()
+                if time[1]:
+                    times.add(time)
+                else:
+                    reader.digits(Decimal(time[0]))  # "pukul 09.00" is 9, like "9 am"
+                    reader.close()
+                continue
+        if match.group("time"):  # "25:70" is no time: two numbers, as any other "a:b"
+            reader.digits(Decimal(hours))
+            reader.close()
+            reader.digits(Decimal(minutes))
+            continue
         if match.group("digits"):
-            numbers = _parse_digits(match.group("digits"))
+            numbers = _parse_digits(token, notation)
             for number in numbers[:-1]:
                 reader.digits(number)
                 reader.close()
             reader.digits(numbers[-1])
             continue
         word = _fold(match.group("word"))
+        after_time_word = word in _TIME_WORDS
         parts = word.split("-")
-        words = parts if len(parts) > 1 and all(p in lexicon for p in parts) else [word]
-        if not all(w in lexicon for w in words):
+        words_ = parts if len(parts) > 1 and all(p in lexicon for p in parts) else [word]
+        if not all(w in lexicon for w in words_):
             reader.close()
             continue
-        for w in words:
+        for w in words_:
             for item in lexicon[w]:
                 reader.word(item)
     reader.close()
-    return reader.values
+    return _NumbersRead(frozenset(reader.values), frozenset(times))
+
+
+def extract_numbers(text: str, language: str | None, *, words: bool = True) -> set[Decimal]:
+    """Numbers written in ``text``: digits read in the notation of ``language``, plus number words when
+    ``language`` has a word list and ``words`` is true. Times of day are left out (see ``extract_times``).
+
+    Adjacent number tokens separated only by spaces or hyphens combine ("dua puluh lima" = 25, "1,5 juta" =
+    1,500,000, "twenty-five" = 25); anything else between them starts a new number. A number made only of
+    the word for one is left out (see the note above).
+    """
+    return set(_read_numbers(text, language, words=words, halves=True).numbers)
+
+
+def extract_times(text: str, language: str | None) -> set[tuple[int, int]]:
+    """Times of day in ``text`` that are not on the hour, as (hours, minutes): "7:30", and "pukul 7.30" in a
+    language other than English."""
+    return set(_read_numbers(text, language, words=False, halves=False).times)
 
 
 def _show(values: Iterable[Decimal]) -> list[str]:
     return [format(v, "f") for v in sorted(values)]
 
 
+def _show_times(times: Iterable[tuple[int, int]]) -> list[str]:
+    return [f"{h}:{m:02d}" for h, m in sorted(times)]
+
+
 def flag_numbers(
     source: str, translation: str, *, source_language: str | None, target_language: str | None
 ) -> Flag | None:
-    """Flag numbers that appear on one side only (compared as values, so 1.000 = 1,000 = seribu)."""
+    """Flag numbers that appear on one side only (compared as values, so 1.000 = 1,000 = seribu, and
+    times of day as times, so 7:30 = pukul 7.30)."""
     both_have_words = source_language in NUMBER_LEXICONS and target_language in NUMBER_LEXICONS
-    in_source = extract_numbers(source, source_language if both_have_words else None)
-    in_translation = extract_numbers(translation, target_language if both_have_words else None)
-    missing = in_source - in_translation
-    extra = in_translation - in_source
+    halves = both_have_words and all(
+        _lexicon_has(NUMBER_LEXICONS[lang], "half") for lang in (source_language, target_language)
+    )
+    in_source = _read_numbers(source, source_language, words=both_have_words, halves=halves)
+    in_translation = _read_numbers(translation, target_language, words=both_have_words, halves=halves)
+    missing = _show(in_source.numbers - in_translation.numbers) + _show_times(
+        in_source.times - in_translation.times
+    )
+    extra = _show(in_translation.numbers - in_source.numbers) + _show_times(
+        in_translation.times - in_source.times
+    )
     if not missing and not extra:
         return None
-    missing_text, extra_text = ", ".join(_show(missing)), ", ".join(_show(extra))
+    missing_text, extra_text = ", ".join(missing), ", ".join(extra)
     en_parts, id_parts = [], []
     if missing:
         en_parts.append(f"missing from the translation: {missing_text}")
@@ -495,8 +669,8 @@ def flag_numbers(
         "Numbers differ between source and translation (" + "; ".join(en_parts) + ").",
         "Angka pada sumber dan terjemahan berbeda (" + "; ".join(id_parts) + ").",
         {
-            "missing_in_translation": _show(missing),
-            "extra_in_translation": _show(extra),
+            "missing_in_translation": missing,
+            "extra_in_translation": extra,
             "number_words_compared": both_have_words,
         },
     )
@@ -843,8 +1017,24 @@ def flag_register(
 # --------------------------------------------------------------------------------------------------------
 # (i) Back-translation similarity
 
+# How a back-translation is compared with its source: ``embedding`` is id-csqa's rule (the cosine of two
+# sentence embeddings, here multilingual-e5-small, computed outside this module and passed in); ``chrf`` is
+# chrF++, a character-level overlap computed here without a model.
+BACK_TRANSLATION_EMBEDDING = "embedding"
+BACK_TRANSLATION_CHRF = "chrf"
+BACK_TRANSLATION_MEASURES: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        BACK_TRANSLATION_EMBEDDING: (
+            "sentence embedding (multilingual-e5-small)",
+            "embedding kalimat (multilingual-e5-small)",
+        ),
+        BACK_TRANSLATION_CHRF: ("chrF++", "chrF++"),
+    }
+)
+DEFAULT_BACK_TRANSLATION_MEASURE = BACK_TRANSLATION_EMBEDDING
+# id-csqa's 0.9 on either measure (each has its own setting: the two scales differ).
 DEFAULT_BACK_TRANSLATION_THRESHOLD = 0.9
-BACK_TRANSLATION_MEASURE = "chrF++"
+DEFAULT_BACK_TRANSLATION_EMBEDDING_THRESHOLD = 0.9
 
 
 def back_translation_similarity(source: str, back_translation: str) -> float:
@@ -852,39 +1042,52 @@ def back_translation_similarity(source: str, back_translation: str) -> float:
     source, divided by 100 so that it lies in 0-1 (1: the same text).
 
     id-csqa compared a back-translation with its source by embedding similarity and kept items at 0.9 or
-    above. No embedding model can be fetched where this runs (weights are never downloaded at run time), so
-    the similarity is chrF++, a character-level overlap a real library computes without any model. The two
-    scales differ: chrF++ is lower than an embedding cosine for a good paraphrase (other words, same meaning),
-    so a project may want a lower threshold than id-csqa's 0.9; the threshold is a project setting.
+    above; that is the ``embedding`` measure, whose number comes from outside. chrF++ is the alternative that
+    needs no model. The two scales differ: chrF++ is far lower than an embedding cosine for a good paraphrase
+    (other words, same meaning), so a project using it may want a lower threshold than 0.9.
     """
+    from sacrebleu.metrics import CHRF
+
     if not source.strip() or not back_translation.strip():
         raise ValueError("back-translation similarity needs a non-empty source and back-translation")
     return float(CHRF(word_order=2).sentence_score(back_translation, [source]).score) / 100
 
 
+def _measure_checked(measure: str) -> str:
+    if measure not in BACK_TRANSLATION_MEASURES:
+        known = ", ".join(repr(m) for m in BACK_TRANSLATION_MEASURES)
+        raise ValueError(f"unknown back-translation measure {measure!r}; expected one of {known}")
+    return measure
+
+
 def flag_back_translation(
-    back_similarity: float | None, *, threshold: float = DEFAULT_BACK_TRANSLATION_THRESHOLD
+    back_similarity: float | None,
+    *,
+    threshold: float = DEFAULT_BACK_TRANSLATION_THRESHOLD,
+    measure: str = DEFAULT_BACK_TRANSLATION_MEASURE,
 ) -> Flag | None:
-    """Flag a unit whose back-translation is less similar to the source than ``threshold`` (a similarity
-    equal to the threshold passes, as id-csqa kept items at 0.9 or above). The similarity is
-    :func:`back_translation_similarity`'s chrF++ unless one is given from elsewhere."""
+    """Flag a unit whose back-translation is less similar to the source than ``threshold`` by ``measure``
+    (a similarity equal to the threshold passes, as id-csqa kept items at 0.9 or above). The flag names the
+    measure, in both languages, so a reviewer reads the number on the right scale."""
+    _measure_checked(measure)
     if back_similarity is None:
         return None
     if math.isnan(back_similarity):
         raise ValueError("back-translation similarity is NaN")
     if back_similarity >= threshold:
         return None
+    name_en, name_id = BACK_TRANSLATION_MEASURES[measure]
     return Flag(
         LOW_BACK_TRANSLATION,
         Severity.WARNING,
-        f"The back-translation is not close to the source ({BACK_TRANSLATION_MEASURE} similarity "
-        f"{_fmt(back_similarity, 'en')}, threshold {_fmt(threshold, 'en')}).",
-        f"Terjemahan balik kurang mirip dengan sumber (kemiripan {BACK_TRANSLATION_MEASURE} "
-        f"{_fmt(back_similarity, 'id')}, ambang {_fmt(threshold, 'id')}).",
+        f"The back-translation is not close to the source ({name_en} similarity "
+        f"{_fmt(back_similarity, 'en', 3)}, threshold {_fmt(threshold, 'en')}).",
+        f"Terjemahan balik kurang mirip dengan sumber (kemiripan {name_id} "
+        f"{_fmt(back_similarity, 'id', 3)}, ambang {_fmt(threshold, 'id')}).",
         {
             "similarity": round(back_similarity, 4),
             "threshold": threshold,
-            "measure": BACK_TRANSLATION_MEASURE,
+            "measure": measure,
         },
     )
 
@@ -901,7 +1104,19 @@ class FlagConfig:
     identical_similarity: float = DEFAULT_IDENTICAL_SIMILARITY
     identical_min_words: int = DEFAULT_IDENTICAL_MIN_WORDS
     truncation_ratio: float = DEFAULT_TRUNCATION_RATIO
-    back_translation_threshold: float = DEFAULT_BACK_TRANSLATION_THRESHOLD
+    back_translation_measure: str = DEFAULT_BACK_TRANSLATION_MEASURE
+    back_translation_threshold: float = DEFAULT_BACK_TRANSLATION_THRESHOLD  # on chrF++
+    back_translation_embedding_threshold: float = DEFAULT_BACK_TRANSLATION_EMBEDDING_THRESHOLD
+
+    def __post_init__(self) -> None:
+        _measure_checked(self.back_translation_measure)
+
+    @property
+    def back_translation_cutoff(self) -> float:
+        """The threshold of the chosen back-translation measure."""
+        if self.back_translation_measure == BACK_TRANSLATION_EMBEDDING:
+            return self.back_translation_embedding_threshold
+        return self.back_translation_threshold
 
 
 @dataclass(frozen=True)
@@ -910,8 +1125,9 @@ class FlagContext:
 
     ``pair_stats``: length statistics of the unit's language pair (``pair_length_stats_by_pair``), or
     ``None`` to skip the length flag. ``register_markers``: the project's word lists per register code.
-    ``back_translation_similarity``: a similarity computed elsewhere, or ``None`` to compute chrF++ from the
-    unit's ``back_translation`` when it has one.
+    ``back_translation_similarity``: the similarity of the unit's back-translation to its source by the
+    config's measure, computed elsewhere; ``None`` computes chrF++ here when the measure is chrF++ and the unit
+    has a back-translation. An embedding similarity always comes from outside (the model is not pure code).
     """
 
     pair_stats: PairLengthStats | None = None
@@ -923,9 +1139,14 @@ class FlagContext:
 def _back_similarity(unit: TranslationUnitInput, context: FlagContext) -> float | None:
     if context.back_translation_similarity is not None:
         return context.back_translation_similarity
-    if unit.back_translation and unit.back_translation.strip():
+    if not (unit.back_translation and unit.back_translation.strip()):
+        return None
+    if context.config.back_translation_measure == BACK_TRANSLATION_CHRF:
         return back_translation_similarity(unit.source, unit.back_translation)
-    return None
+    raise ValueError(
+        "the unit has a back-translation but no embedding similarity was given "
+        "(FlagContext.back_translation_similarity)"
+    )
 
 
 def compute_flags(unit: TranslationUnitInput, *, context: FlagContext | None = None) -> list[Flag]:
@@ -962,6 +1183,10 @@ def compute_flags(unit: TranslationUnitInput, *, context: FlagContext | None = N
         ),
         flag_slash_alternatives(unit.source, unit.translation),
         flag_bracket_additions(unit.source, unit.translation),
-        flag_back_translation(_back_similarity(unit, context), threshold=config.back_translation_threshold),
+        flag_back_translation(
+            _back_similarity(unit, context),
+            threshold=config.back_translation_cutoff,
+            measure=config.back_translation_measure,
+        ),
     ]
     return [flag for flag in candidates if flag is not None]

@@ -135,6 +135,7 @@ _FLAG_REVIEWS: Mapping[str, tuple[str, str]] = {
     "length_ratio": ("translation_error", "Panjang terjemahan jauh berbeda dari sumbernya."),
     "foreign_script": ("typo_mechanics", "Ada huruf dari aksara lain yang tidak semestinya."),
     "empty": ("translation_error", "Terjemahannya kosong."),
+    "low_back_translation": ("translation_error", "Terjemahan balik jauh dari sumbernya; maknanya berubah."),
 }
 
 

@@ -187,6 +187,67 @@
     };
   };
 
+  // Judge lab: reliability diagram (agreement with people against the judge's confidence, the diagonal is
+  // perfect calibration; point size = items in the bin).
+  SPECS.reliability = function (rows) {
+    rows = defined(rows, "accuracy");
+    if (!rows.length) return null;
+    var diagonal = [{ confidence: 0, accuracy: 0 }, { confidence: 1, accuracy: 1 }];
+    var x = { field: "confidence", type: "quantitative", scale: { domain: [0, 1] } };
+    var y = { field: "accuracy", type: "quantitative", scale: { domain: [0, 1] } };
+    return base(rows, {
+      height: 260,
+      layer: [
+        { data: { values: diagonal }, mark: { type: "line", strokeDash: [4, 4], color: "#9a9a9a" },
+          encoding: { x: x, y: y } },
+        { mark: { type: "line", point: { filled: true } },
+          encoding: { x: x, y: y, color: { field: "judge", type: "nominal" }, size: { field: "n", type: "quantitative" },
+            tooltip: [{ field: "judge" }, { field: "confidence", format: ".2f" }, { field: "accuracy", format: ".2f" }, { field: "n" }] } }
+      ]
+    });
+  };
+
+  // Judge lab: length-bias curve (share of verdicts for A by relative length difference, with 95%
+  // intervals; the judges beside people).
+  SPECS.length_bias = function (rows) {
+    rows = defined(rows, "win_rate_a");
+    if (!rows.length) return null;
+    var x = { field: "centre", type: "quantitative", scale: { domain: [-1, 1] } };
+    var color = { field: "source", type: "nominal" };
+    return base(rows, {
+      height: 260,
+      layer: [
+        { data: { values: [{ half: 0.5 }] }, mark: { type: "rule", strokeDash: [4, 4], color: "#9a9a9a" },
+          encoding: { y: { field: "half", type: "quantitative" } } },
+        { mark: { type: "rule", opacity: 0.5 },
+          encoding: { x: x, y: { field: "ci_low", type: "quantitative" }, y2: { field: "ci_high" }, color: color } },
+        { mark: { type: "line", point: { filled: true } },
+          encoding: { x: x, y: { field: "win_rate_a", type: "quantitative", scale: { domain: [0, 1] } }, color: color,
+            tooltip: [{ field: "source" }, { field: "centre", format: ".2f" }, { field: "win_rate_a", format: ".2f" },
+              { field: "ci_low", format: ".2f" }, { field: "ci_high", format: ".2f" }, { field: "n" }] } }
+      ]
+    });
+  };
+
+  // Judge lab: prediction-powered, people-only and judge-only win rates with their intervals.
+  SPECS.ppi = function (rows) {
+    rows = defined(rows, "estimate");
+    if (!rows.length) return null;
+    var y = { field: "comparison", type: "nominal", title: null };
+    return base(rows, {
+      height: { step: 16 },
+      encoding: { y: y, yOffset: { field: "estimator" }, color: { field: "estimator", type: "nominal" } },
+      layer: [
+        { mark: { type: "rule", strokeWidth: 2 },
+          encoding: { x: { field: "ci_low", type: "quantitative", scale: { domain: [0, 1], clamp: true } }, x2: { field: "ci_high" } } },
+        { mark: { type: "point", filled: true, size: 60 },
+          encoding: { x: { field: "estimate", type: "quantitative" },
+            tooltip: [{ field: "comparison" }, { field: "estimator" }, { field: "estimate", format: ".3f" },
+              { field: "ci_low", format: ".3f" }, { field: "ci_high", format: ".3f" }] } }
+      ]
+    });
+  };
+
   function render(root) {
     if (typeof window.vegaEmbed !== "function") return;
     var scope = root && root.querySelectorAll ? root : document;

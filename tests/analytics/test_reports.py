@@ -321,6 +321,42 @@ def test_judge_leaderboard(pairwise):
     assert {r["category"] for r in categories} == {"analysis", "math"}
 
 
+def test_decimal_grades_decide_the_graded_judges_verdicts(pairwise):
+    from evaluation.models import JudgeRun, JudgeTemplate, Judgment, ModelEndpoint
+
+    endpoint = ModelEndpoint.objects.create(slug="judge-decimal", model_id="judge-decimal")
+    template = JudgeTemplate.objects.get_or_create(
+        kind="single_grade", language="en", version=97, defaults={"user": "x"}
+    )[0]
+    graded = JudgeRun.objects.create(
+        judge_kind="single_grade", endpoint=endpoint, template=template, dataset=pairwise.dataset
+    )
+    t1, t2 = pairwise.test_tasks
+    # Parsed from "[[8.5]]", "Skor: 7", "Rating: 3.5", "Skor: 9,0".
+    for task, score_a, score_b in ((t1, 8.5, 7.0), (t2, 3.5, 9.0)):
+        for response, score in ((task.response_a, score_a), (task.response_b, score_b)):
+            Judgment.objects.create(
+                judge_run=graded,
+                target_key=f"resp:{response.pk}:t0",
+                prompt=task.prompt,
+                response_a=response,
+                turn=0,
+                order="single",
+                template_kind="single_grade",
+                template_version=97,
+                parse_status="ok",
+                score=score,
+            )
+    report = services.compute_report(project=pairwise, level="ordinal", draws=0, bt_draws=0)
+    grade = next(r for r in report["sections"]["judges"]["tables"]["leaderboard"] if r["kind"] == "graded")
+    # Item 1: 8.5 - 7 = 1.5 > 1, so A (as whole grades 8 vs 7 it would be a tie); item 2: 9 - 3.5 = 5.5, B.
+    # Humans voted (A, A, tie) and (B, A, B): with ties 2 + 2 of 6; without ties 2/2 + 2/3 = 4 of 5;
+    # accuracy against the human preference (A, B): 2 of 2.
+    assert (grade["with_ties"], grade["n_with_ties"]) == (pytest.approx(4 / 6), 6)
+    assert (grade["without_ties"], grade["n_without_ties"]) == (pytest.approx(4 / 5), 5)
+    assert grade["accuracy"] == 1.0
+
+
 def test_judge_leaderboard_has_indopref_avg_the_macro_mean_with_parse_errors_wrong(pairwise):
     from evaluation.models import JudgeRun, JudgeTemplate, ModelEndpoint, PairVerdict
 

@@ -158,6 +158,7 @@ def set_password_link(username):
 
 def rate_everything(page, keys_per_task):
     """Rate each task shown with the keyboard (the next one is swapped in); returns how many were rated."""
+    page.wait_for_load_state("load")  # the form can be in the DOM before the deferred annotator.js has run
     for keys in keys_per_task:
         form = page.locator("#task-form")
         form.wait_for()

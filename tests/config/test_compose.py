@@ -52,7 +52,9 @@ def test_the_gpu_worker_consumes_the_model_queues_the_command_prints(compose):
     assert command[:2] == ["sh", "-c"]
     # Compose turns $$ into $ before the shell sees it.
     script = command[2].replace("$$", "$")
-    assert script.startswith("queues=$(python manage.py model_queues --required) && exec celery ")
+    assert script.startswith(
+        "queues=$(python manage.py model_queues --required) && MODEL_QUEUES_FOLLOW=1 exec celery "
+    )
     assert '-Q "$queues"' in script and "-n models@%h" in script
     assert compose["services"]["gpu-worker"]["environment"]["MODEL_QUEUES"] == "${MODEL_QUEUES:-}"
     assert "\nMODEL_QUEUES=" in (REPO_ROOT / ".env.example").read_text()

@@ -23,6 +23,7 @@ SOURCE_DIRS = (
     "accounts",
     "analytics",
     "annotation",
+    "arena",
     "config",
     "datasets_app",
     "demo",

@@ -13,7 +13,7 @@ SERVE = REPO_ROOT / "scripts" / "serve"
 def _celery_commands() -> list[list[str]]:
     text = SERVE.read_text().replace("\\\n", " ")
     lines = [line.strip() for line in text.splitlines()]
-    return [shlex.split(line.rstrip("&")) for line in lines if line.startswith('"$BIN/celery"')]
+    return [shlex.split(line.rstrip("&")) for line in lines if '"$BIN/celery"' in line.split(" -A")[0]]
 
 
 def _option(command: list[str], name: str) -> str:
@@ -23,7 +23,9 @@ def _option(command: list[str], name: str) -> str:
 def test_a_default_worker_and_a_model_worker():
     default, model = _celery_commands()
     assert _option(default, "-Q") == "default" and _option(default, "-n") == "default@%h"
-    assert _option(model, "-Q") == "$QUEUES" and _option(model, "-n") == "models$n@%h"
+    assert _option(model, "-Q") == "${QUEUES:-models.idle}" and _option(model, "-n") == "models$n@%h"
+    # The model workers follow the queues of endpoints added later; the default worker does not.
+    assert model[0] == "MODEL_QUEUES_FOLLOW=1" and default[0] == "$BIN/celery"
     # MODEL_WORKER_PROCESSES of them (default 1), each process told how many share the bound.
     text = SERVE.read_text()
     assert 'export MODEL_WORKER_PROCESSES="${MODEL_WORKER_PROCESSES:-1}"' in text
@@ -51,10 +53,12 @@ def test_the_demo_starts_serve_and_the_docs_name_the_same_workers():
     assert "python manage.py model_queues" in (REPO_ROOT / "README.md").read_text()
 
 
-def test_the_demo_names_its_endpoints_queue_for_the_model_worker():
-    """scripts/demo starts the workers before the demo endpoint exists, so it names the endpoint's queue."""
+def test_the_demo_leaves_the_model_queues_to_the_following_model_worker():
+    """scripts/demo starts the workers before the demo endpoint exists: the model worker starts on the idle
+    queue and follows the endpoint's queue once the demo data creates it."""
     from demo.services import DEMO_ENDPOINT_QUEUE
 
     demo = (SERVE.parent / "demo").read_text()
-    assert f'export MODEL_QUEUES="${{MODEL_QUEUES:-{DEMO_ENDPOINT_QUEUE}}}"' in demo
-    assert demo.index("export MODEL_QUEUES") < demo.index("./scripts/serve &")
+    assert "export MODEL_QUEUES" not in demo
+    assert DEMO_ENDPOINT_QUEUE.startswith("gpu.")
+    assert "models.idle" in SERVE.read_text()

@@ -9,7 +9,7 @@ import socket
 
 import pytest
 from django.core.cache import cache
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from demo.selectors import demo_model_state
@@ -123,3 +123,18 @@ def test_loading_the_demo_again_forgets_a_model_that_failed_before(
     assert demo_model_state() == {"state": "starting"}
     assert client.login(username="peneliti", password="demo-pass")
     assert NOTICE_EN in _home(client, "en")
+
+
+def test_judge_samples_queue_a_sampled_run_for_the_judge_lab(llamacpp_server, llamacpp_model_id, capsys):
+    _load_demo_without_judge(llamacpp_server, llamacpp_model_id)
+    call_command(
+        "demo", "--judge-only", "--wait-model", "30", "--judge-orders", "random", "--judge-samples", "3"
+    )
+    run = JudgeRun.objects.get()
+    assert run.config["samples"] == 3 and run.config["sampling"]["temperature"] == 0.6
+    assert run.n_total % 3 == 0  # every pair three times
+
+
+def test_judge_samples_out_of_range_are_refused():
+    with pytest.raises(CommandError, match="--judge-samples must be from 1 to 10"):
+        call_command("demo", "--no-model", "--judge-samples", "0")

@@ -1,5 +1,6 @@
 import pytest
 from django.contrib.auth import get_user_model
+from django.urls import reverse
 
 from annotation import services
 from annotation.models import Project
@@ -32,7 +33,7 @@ def test_demo_projects_are_ready_to_work_on_and_survive_a_reload():
     ]
     # Every sampled prompt gives 3 pairs.
     assert pairwise.n_tasks == 3 * likert.n_tasks
-    assert projects[REVIEW_PROJECT].kind == "translation_review" and projects[REVIEW_PROJECT].n_tasks == 16
+    assert projects[REVIEW_PROJECT].kind == "translation_review" and projects[REVIEW_PROJECT].n_tasks == 17
     assert projects[AUTHORING_PROJECT].n_tasks == 8  # one task per uploaded (category, concept) pair
     assert projects[ANSWERING_PROJECT].n_tasks == 8
     user = get_user_model().objects.get(username="anotator3")
@@ -42,6 +43,29 @@ def test_demo_projects_are_ready_to_work_on_and_survive_a_reload():
     for name in (REVIEW_PROJECT, AUTHORING_PROJECT, ANSWERING_PROJECT):
         assignment = services.assignment_claim(project=projects[name], user=user)
         assert assignment is not None and assignment.group.name == "Anotator"
+
+
+def test_the_demo_translation_projects_show_a_back_translation_flag(client):
+    from datasets_app.models import TranslationUnit
+
+    demo_load(password="rahasia-demo-4", simulate=False)
+    projects = {p.name: p for p in Project.objects.filter(name__in=DEMO_PROJECTS)}
+    units = {
+        u.external_id: u for u in TranslationUnit.objects.filter(dataset=projects[REVIEW_PROJECT].dataset)
+    }
+
+    def back(unit_id: str) -> list[dict]:
+        return [f for f in units[unit_id].flags if f["code"] == "low_back_translation"]
+
+    # tr-17's back-translation says something else; tr-07's and tr-11's paraphrase their sources.
+    [flag] = back("tr-17")
+    assert flag["details"]["measure"] == "embedding" and flag["details"]["similarity"] < 0.9
+    assert back("tr-07") == [] and back("tr-11") == []
+    client.force_login(get_user_model().objects.get(username="manajer"))
+    for name in (REVIEW_PROJECT, TRANSLATION_PROJECT):
+        body = client.get(reverse("annotation:manage_detail", args=[projects[name].pk])).content.decode()
+        table = body[body.index('data-testid="back-translation-flags"') :]
+        assert "tr-17" in table[: table.index("</table>")]
 
 
 def test_a_unit_the_reviewer_rejects_is_revised_by_a_demo_translator_and_comes_back_to_review():

@@ -203,7 +203,7 @@ def test_an_export_killed_mid_way_runs_again_on_the_next_worker_with_complete_fi
     wait_for(inside_agreement, timeout=60, interval=0.05, message="the export to reach its agreement step")
     first.kill()
     record.refresh_from_db()
-    assert (record.status, record.progress, record.attempts) == ("running", 70, 1)
+    assert (record.status, record.progress, record.attempts) == ("running", 2, 1)
 
     started = time.monotonic()
     celery_worker_process(extra_env={**worker_env, **REDELIVER})
@@ -242,11 +242,20 @@ def test_an_import_whose_worker_was_killed_is_requeued_by_the_sweep_once_its_hea
         "JOB_HEARTBEAT_INTERVAL_S": "0.5",
         "JOB_HEARTBEAT_TIMEOUT_S": "2",
     }
-    n = 6_000
+    n = 20_000  # long enough that the kill lands inside the import, on a fast machine too
     upload = tmp_path / "beats.jsonl"
     with upload.open("w", encoding="utf-8") as out:
         for i in range(n):
-            row = {"id": f"p{i}", "category": "math", "language": "ind", "prompt": f"Berapa {i} kali dua?"}
+            row = {
+                "id": f"p{i}",
+                "category": "math",
+                "language": "ind",
+                "prompt": f"Berapa {i} kali dua?",
+                "responses": [
+                    {"model": "alpha", "text": str(2 * i)},
+                    {"model": "beta", "text": f"= {2 * i}"},
+                ],
+            }
             out.write(json.dumps(row) + "\n")
     record = DatasetImport.objects.create(
         name="heartbeat-import", file_format="jsonl", upload_path=str(upload), task_id="killed-delivery"
@@ -259,8 +268,12 @@ def test_an_import_whose_worker_was_killed_is_requeued_by_the_sweep_once_its_hea
         lambda: _status(DatasetImport, record.pk) == "running", timeout=30, message="the import to start"
     )
     record.refresh_from_db()
-    wait_for(lambda: job_heartbeat_at(kind=IMPORT_JOB, job=record), timeout=10, message="a heartbeat")
-    time.sleep(0.5)
+    wait_for(
+        lambda: job_heartbeat_at(kind=IMPORT_JOB, job=record),
+        timeout=10,
+        interval=0.05,
+        message="a heartbeat",
+    )
     first.kill()
     killed_at = timezone.now()
     assert _status(DatasetImport, record.pk) == "running"
@@ -283,6 +296,10 @@ def test_an_import_whose_worker_was_killed_is_requeued_by_the_sweep_once_its_hea
         message="the requeued import to finish",
     )
     record.refresh_from_db()
-    assert (record.status, record.attempts, record.counts) == ("succeeded", 2, {"prompts": n, "responses": 0})
+    assert (record.status, record.attempts, record.counts) == (
+        "succeeded",
+        2,
+        {"prompts": n, "responses": 2 * n},
+    )
     assert Prompt.objects.filter(dataset__name="heartbeat-import").count() == n
     print(f"the sweep requeued the import {recovered_after:.1f} s after its worker was killed")

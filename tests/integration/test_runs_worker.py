@@ -103,7 +103,15 @@ def test_a_worker_killed_mid_run_loses_nothing_and_duplicates_nothing(
     celery_worker_process(
         queues="gpu.stub", concurrency=concurrency, pool=pool, extra_env={"CELERY_VISIBILITY_TIMEOUT": "2"}
     )
-    run = wait_for(_finished(GenerationRun, run.pk), timeout=120, message="the run to finish after the kill")
+    try:
+        run = wait_for(
+            _finished(GenerationRun, run.pk), timeout=180, message="the run to finish after the kill"
+        )
+    except AssertionError as exc:  # say where the run stands, so a failure on a busy machine can be read
+        chunks = RunChunk.objects.filter(run_kind="generation", run_id=run.pk).order_by("index")
+        states = [(c.index, c.status, c.attempts, c.started_at, c.queued_at) for c in chunks]
+        run.refresh_from_db()
+        raise AssertionError(f"{exc}; run {run.status} {run.n_done}/{run.n_total}; chunks {states}") from exc
 
     assert (run.status, run.n_done, run.n_failed, run.n_total) == ("succeeded", 40, 0, 40)
     per_prompt = Counter(Response.objects.filter(generation_run=run).values_list("prompt_id", flat=True))

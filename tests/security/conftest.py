@@ -15,6 +15,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation import services
 from annotation.models import Assignment, FlagRecompute, Project
+from arena import services as arena_services
 from datasets_app.models import Dataset, DatasetImport
 from evaluation.models import BenchmarkRun, GenerationRun, JudgeRun, JudgeTemplate, ModelEndpoint
 from exports.models import Export
@@ -24,6 +25,7 @@ from tests.annotation.conftest import (
     build_question_dataset,
     build_translation_dataset,
 )
+from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 # The columns of the permission matrix. ``annotator`` owns the assignment every token URL names and is a
 # member of every project; ``annotator_peer`` is in the same rating project with its own assignment;
@@ -38,6 +40,8 @@ ROLES = (
     "researcher",
     "admin",
 )
+# The arena's endpoints: like model names, never shown to an annotator.
+ARENA_SLUGS = ("arena-secret-left", "arena-secret-right")
 _GROUP_OF = {"annotator_peer": "annotator", "annotator_outsider": "annotator"}
 
 
@@ -112,6 +116,7 @@ def build_world(make_user, tmp_path: Path) -> World:
         overlap=1,
     )
     authoring = _project(dataset=None, kind="question_authoring", members=[owner], overlap=1)
+    spans = _project(dataset=translation.dataset, kind="translation_mqm", members=[owner], overlap=1)
     mcq = _project(
         dataset=build_question_dataset(creators=[users["reviewer"]], origin="llm"),
         kind="mcq_answer",
@@ -143,6 +148,25 @@ def build_world(make_user, tmp_path: Path) -> World:
         name="security-import", file_format="jsonl", upload_path="x"
     )
     flag_recompute = FlagRecompute.objects.create(project=translation, status="succeeded")
+    webhook = WebhookEndpoint.objects.create(
+        project=rating,
+        url="https://hooks.example.org/timbang",
+        events=["task.submitted"],
+        secret="whsec_" + "A" * 32,
+    )
+    delivery = WebhookDelivery.objects.create(
+        endpoint=webhook, event="task.submitted", message_id="msg_security", payload={}, status="failed"
+    )
+    arena_endpoints = [
+        ModelEndpoint.objects.create(slug=slug, base_url="http://127.0.0.1:9/v1", model_id=slug)
+        for slug in ARENA_SLUGS
+    ]
+    arena = arena_services.arena_create(name="security arena", endpoints=arena_endpoints)
+    for user in (owner, peer):
+        services.project_member_add(project=arena, user=user, group=arena.groups.first())
+    services.project_activate(project=arena)
+    arena.refresh_from_db()
+    battle = arena_services.battle_start(project=arena, user=owner, text="Halo", language="ind")
     return World(
         users=users,
         tokens=tokens,
@@ -161,7 +185,14 @@ def build_world(make_user, tmp_path: Path) -> World:
         export=export,
         dataset_import=dataset_import,
         flag_recompute=flag_recompute,
-        extra={"model_names": MODEL_NAMES[:3]},
+        extra={
+            "model_names": [*MODEL_NAMES[:3], *ARENA_SLUGS],
+            "spans": spans,
+            "webhook": webhook,
+            "delivery": delivery,
+            "arena": arena,
+            "battle": battle,
+        },
     )
 
 

@@ -25,6 +25,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
+from annotation.views.tool_imports import UPLOAD_SALT as STUDY_UPLOAD_SALT
 from datasets_app.views import UPLOAD_SALT
 from tests.security.conftest import ROLES, World, connection_kept_open
 
@@ -60,6 +61,18 @@ def mcq(w: World) -> dict[str, int]:
     return {"project_id": w.mcq.pk}
 
 
+def spans(w: World) -> dict[str, int]:
+    return {"project_id": w.extra["spans"].pk}
+
+
+def arena(w: World) -> dict[str, int]:
+    return {"project_id": w.extra["arena"].pk}
+
+
+def own_battle(w: World) -> dict[str, str]:
+    return {"token": w.extra["battle"].token}
+
+
 def own_token(w: World) -> dict[str, str]:
     return {"token": w.own_assignment.token}
 
@@ -77,6 +90,22 @@ def pending_upload_token() -> str:
     path.write_text("instruction,output_1\nHalo?,Halo!\n", encoding="utf-8")
     pending = {"path": str(path), "format": "csv", "filename": "p.csv", "name": "p", "replace": False}
     return signing.dumps(pending, salt=UPLOAD_SALT)
+
+
+def pending_study_token() -> str:
+    """A study from another tool uploaded on the import page and waiting for its preview."""
+    folder = Path(settings.UPLOADS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "matrix-study.json"
+    path.write_text('[{"id": 1, "data": {"text": "Halo"}, "annotations": []}]', encoding="utf-8")
+    pending = {
+        "path": str(path),
+        "tool": "label_studio",
+        "filename": "s.json",
+        "name": "s",
+        "language": "ind",
+    }
+    return signing.dumps(pending, salt=STUDY_UPLOAD_SALT)
 
 
 #                         anon  ann  peer  outsider  reviewer  pm  researcher  admin
@@ -111,6 +140,7 @@ PAGES: dict[str, Row] = {
     "datasets:import_hub": Row("POST", DATA),
     "datasets:import_preview": Row("GET", DATA, lambda w: {"token": pending_upload_token()}),
     "datasets:import_detail": Row("GET", DATA, lambda w: {"import_id": w.dataset_import.pk}),
+    "datasets:import_cancel": Row("POST", DATA, lambda w: {"import_id": w.dataset_import.pk}),
     "datasets:prompt": Row(
         "GET", DATA, lambda w: {"dataset_id": w.dataset.pk, "prompt_id": w.dataset.prompts.first().pk}
     ),
@@ -121,6 +151,13 @@ PAGES: dict[str, Row] = {
     "exports:export_download": Row("GET", DATA, lambda w: {"export_id": w.export.pk}),
     "exports:export_cancel": Row("POST", DATA, lambda w: {"export_id": w.export.pk}),
     "exports:export_retry": Row("POST", DATA, lambda w: {"export_id": w.export.pk}),
+    # webhooks: project managers
+    "webhooks:list": Row("GET", MANAGE),
+    "webhooks:detail": Row("GET", MANAGE, lambda w: {"hook_id": w.extra["webhook"].pk}),
+    "webhooks:rotate": Row("POST", MANAGE, lambda w: {"hook_id": w.extra["webhook"].pk}),
+    "webhooks:active": Row("POST", MANAGE, lambda w: {"hook_id": w.extra["webhook"].pk}),
+    "webhooks:delete": Row("POST", MANAGE, lambda w: {"hook_id": w.extra["webhook"].pk}),
+    "webhooks:redeliver": Row("POST", MANAGE, lambda w: {"delivery_id": w.extra["delivery"].pk}),
     # the annotator loop: members only, tokens of the owner only (admins are annotators too, not members)
     "annotation:start": Row("GET", "L A A N F F F N", rating),
     "annotation:task": Row("GET", "L A N N F F F N", own_token),
@@ -128,9 +165,25 @@ PAGES: dict[str, Row] = {
     "annotation:skip": Row("POST", "L A N N F F F N", own_token, lambda w: {"reason": "other"}),
     "annotation:my_work": Row("GET", "L A A N F F F N", rating),
     "annotation:my_work_edit": Row("POST", "L A N N F F F N", own_token),
+    # the arena: members only, battles of their owner only (a vote or a next message before both answers
+    # are complete is refused with a redirect back to the battle)
+    "arena:project": Row("GET", "L A A N F F F N", arena),
+    "arena:battle": Row("GET", "L A N N F F F N", own_battle),
+    "arena:stream": Row("GET", "L A N N F F F N", own_battle),
+    "arena:vote": Row("POST", "L A N N F F F N", own_battle, lambda w: {"vote": "A"}),
+    "arena:continue": Row("POST", "L A N N F F F N", own_battle, lambda w: {"text": "Lagi"}),
+    "arena:manage_create": Row("GET", MANAGE),
+    "arena:manage_detail": Row("GET", "L F F F A A A A", arena),
+    "arena:battle_exclude": Row(
+        "POST", "L F F F A A F A", lambda w: {"battle_id": w.extra["battle"].pk}, lambda w: {"reason": "spam"}
+    ),
+    "arena:manage_battles_csv": Row("GET", DATA, arena),
     # project management
     "annotation:manage_list": Row("GET", MANAGE),
     "annotation:manage_create": Row("GET", MANAGE),
+    "annotation:manage_mqm_import": Row("GET", MANAGE),
+    "annotation:study_import": Row("GET", MANAGE),
+    "annotation:study_import_preview": Row("GET", MANAGE, lambda w: {"token": pending_study_token()}),
     "annotation:rubric_list": Row("GET", MANAGE),
     "annotation:rubric_create": Row("GET", MANAGE),
     "annotation:rubric_edit": Row("GET", MANAGE, lambda w: {"criterion": "relevance"}),
@@ -160,8 +213,12 @@ PAGES: dict[str, Row] = {
         "POST", MANAGE, lambda w: {**translation(w), "run_id": w.flag_recompute.pk}
     ),
     "annotation:manage_flag_settings": Row("POST", MANAGE, translation),
+    "annotation:manage_span_scores": Row("GET", MANAGE, spans),
+    "annotation:manage_span_settings": Row("POST", MANAGE, spans),
+    "evaluation:span-prefill": Row("GET", DATA, spans),
     "annotation:manage_pairs_upload": Row("POST", MANAGE, authoring),
     "annotation:manage_conflicts_csv": Row("GET", MANAGE, mcq),
+    "annotation:manage_taxonomy_labels_csv": Row("GET", MANAGE, mcq),
     "annotation:manage_error_taxonomy": Row(
         "POST", MANAGE, mcq, lambda w: {"taxonomy": "typo | Typo | Salah ketik | question, options"}
     ),
@@ -184,9 +241,15 @@ PAGES: dict[str, Row] = {
     "evaluation:run-cancel": Row(
         "POST", DATA, lambda w: {"kind": "generation", "run_id": w.generation_run.pk}
     ),
+    "evaluation:run-retry": Row(
+        "POST", DATA, lambda w: {"kind": "generation", "run_id": w.generation_run.pk}
+    ),
+    "evaluation:prompt-templates": Row("GET", DATA),
     "analytics:list": Row("GET", DATA),
     "analytics:project": Row("GET", DATA, rating),
+    "analytics:judge-lab": Row("GET", DATA, rating),
     "analytics:retry": Row("POST", DATA, rating),
+    "analytics:leaderboard": Row("GET", DATA, arena),
     "analytics:cancel": Row("POST", DATA, rating),
     "analytics:csv": Row(
         "GET",
@@ -205,6 +268,9 @@ API: dict[str, Row] = {
     "api-import-mapping-list": Row("GET", DATA_API),
     "api-dataset-import-detail": Row("GET", DATA_API, lambda w: {"import_id": w.dataset_import.pk}),
     "api-dataset-import-cancel": Row("POST", DATA_API, lambda w: {"import_id": w.dataset_import.pk}),
+    "api-job-detail": Row("GET", DATA_API, lambda w: {"job": "export", "job_id": w.export.pk}),
+    "api-job-cancel": Row("POST", DATA_API, lambda w: {"job": "export", "job_id": w.export.pk}),
+    "api-job-retry": Row("POST", DATA_API, lambda w: {"job": "export", "job_id": w.export.pk}),
     "api-export-cancel": Row("POST", DATA_API, lambda w: {"export_id": w.export.pk}),
     "api-export-retry": Row("POST", DATA_API, lambda w: {"export_id": w.export.pk}),
     "api-export-list": Row("GET", DATA_API),
@@ -215,6 +281,7 @@ API: dict[str, Row] = {
     # projects
     "api-project-list": Row("GET", "U A A A F A F A"),  # annotators: their own projects
     "api-project-create": Row("POST", MANAGE_API),
+    "api-study-import": Row("POST", MANAGE_API),
     "api-project-detail": Row("GET", MANAGE_API, rating),
     "api-project-update": Row("PATCH", MANAGE_API, rating, lambda w: {"name": "renamed"}),
     "api-project-delete": Row("DELETE", MANAGE_API, rating),
@@ -225,16 +292,28 @@ API: dict[str, Row] = {
     "api-member-add": Row("POST", MANAGE_API, rating),
     "api-member-remove": Row("POST", MANAGE_API, rating),
     "api-concept-pairs-add": Row("POST", MANAGE_API, authoring),
+    "api-mqm-import": Row("POST", MANAGE_API),
     "api-mcq-report": Row("GET", MANAGE_API, mcq),
     "api-translation-report": Row("GET", MANAGE_API, translation),
+    "api-span-scores": Row("GET", MANAGE_API, spans),
+    "api-span-prefill": Row("GET", DATA_API, spans),
     "api-flag-recompute-start": Row("POST", MANAGE_API, translation),
     "api-flag-recompute-detail": Row("GET", MANAGE_API, lambda w: {"run_id": w.flag_recompute.pk}),
     "api-flag-recompute-cancel": Row("POST", MANAGE_API, lambda w: {"run_id": w.flag_recompute.pk}),
     "api-flag-recompute-retry": Row("POST", MANAGE_API, lambda w: {"run_id": w.flag_recompute.pk}),
+    "api-project-rubric": Row("GET", MANAGE_API, rating),
+    "api-review-queue": Row("GET", REVIEW.replace("L", "U")),
+    "api-review-create": Row("POST", REVIEW.replace("L", "U")),
     # the annotator loop over the API
     "api-next-task": Row("GET", "U A A N F F F N", rating),
     "api-annotation-create": Row("POST", "U A N N F F F N", own_token, likert_answer),
     "api-task-skip": Row("POST", "U A N N F F F N", own_token, lambda w: {"reason": "other"}),
+    # the arena over the API
+    "api-arena-battle-start": Row("POST", "U A A N F F F N", arena),
+    "api-arena-battle-detail": Row("GET", "U A N N F F F N", own_battle),
+    "api-arena-battle-continue": Row("POST", "U A N N F F F N", own_battle),
+    "api-arena-battle-vote": Row("POST", "U A N N F F F N", own_battle),
+    "api-arena-battle-rows": Row("GET", DATA_API, arena),
     # evaluation
     "api-endpoint-list": Row("GET", DATA_API),
     "api-endpoint-create": Row("POST", DATA_API),
@@ -250,6 +329,7 @@ API: dict[str, Row] = {
     "api-benchmark-run-start": Row("POST", DATA_API),
     "api-run-detail": Row("GET", DATA_API, lambda w: {"kind": "benchmark", "run_id": w.benchmark_run.pk}),
     "api-run-cancel": Row("POST", DATA_API, lambda w: {"kind": "generation", "run_id": w.generation_run.pk}),
+    "api-run-retry": Row("POST", DATA_API, lambda w: {"kind": "generation", "run_id": w.generation_run.pk}),
     "api-judgment-list": Row("GET", DATA_API, lambda w: {"run_id": w.judge_run.pk}),
     "api-judgment-csv": Row("GET", DATA_API, lambda w: {"run_id": w.judge_run.pk}),
     "api-verdict-list": Row("GET", DATA_API, lambda w: {"run_id": w.judge_run.pk}),
@@ -258,10 +338,23 @@ API: dict[str, Row] = {
     "api-benchmark-result-csv": Row("GET", DATA_API, lambda w: {"run_id": w.benchmark_run.pk}),
     # agreement analytics
     "api-agreement": Row("GET", DATA_API, rating),
+    "api-judge-lab": Row("GET", DATA_API, rating),
+    "api-arena-leaderboard": Row("GET", DATA_API, arena),
     "api-agreement-cancel": Row("POST", DATA_API, rating),
     "api-agreement-retry": Row("POST", DATA_API, rating),
     "api-agreement-section": Row("GET", DATA_API, lambda w: {"project_id": w.rating.pk, "section": "alpha"}),
     "api-agreement-csv": Row("GET", DATA_API, lambda w: {"project_id": w.rating.pk, "section": "alpha"}),
+    # webhooks
+    "api-webhook-list": Row("GET", MANAGE_API),
+    "api-webhook-create": Row("POST", MANAGE_API),
+    "api-webhook-detail": Row("GET", MANAGE_API, lambda w: {"hook_id": w.extra["webhook"].pk}),
+    "api-webhook-update": Row(
+        "PATCH", MANAGE_API, lambda w: {"hook_id": w.extra["webhook"].pk}, lambda w: {"description": "x"}
+    ),
+    "api-webhook-delete": Row("DELETE", MANAGE_API, lambda w: {"hook_id": w.extra["webhook"].pk}),
+    "api-webhook-rotate": Row("POST", MANAGE_API, lambda w: {"hook_id": w.extra["webhook"].pk}),
+    "api-webhook-deliveries": Row("GET", MANAGE_API, lambda w: {"hook_id": w.extra["webhook"].pk}),
+    "api-webhook-redeliver": Row("POST", MANAGE_API, lambda w: {"delivery_id": w.extra["delivery"].pk}),
 }
 
 

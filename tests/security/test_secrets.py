@@ -169,8 +169,11 @@ def _annotated_project(make_user):
     services.project_activate(project=project)
     for index, user in enumerate(people):
         while (assignment := services.assignment_claim(project=project, user=user)) is not None:
+            # Rated by the canonical response, not the shown position, so every prompt has a strict order
+            # whatever the shuffle: two positions' means could otherwise tie on all three models.
             ratings = {
-                str(i + 1): {"relevance": 1 + (i + index) % 5} for i in range(len(assignment.permutation))
+                str(i + 1): {"relevance": 1 + (canonical + index) % 5}
+                for i, canonical in enumerate(assignment.permutation)
             }
             services.assignment_submit(
                 token=assignment.token, user=user, payload={"ratings": ratings, "comment": "catatan"}

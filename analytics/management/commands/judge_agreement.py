@@ -3,7 +3,8 @@
 Human CSV: ``item,annotator,vote`` (A/B/tie/both_bad; both_bad reads as tie). Judge CSV:
 ``item,judge,vote`` (A/B/tie, ``error`` or empty for an unparsed output) or ``item,judge,score_a,score_b``
 (empty score = unparsed output; verdict by --tie-threshold). Both may carry ``turn`` (then items are
-(item, turn) and both files need it) and ``category`` (one per item; the human file's wins).
+(item, turn) and both files need it), ``category``, ``language`` and ``register`` (one per item; the human
+file's wins; ``register`` may be empty).
 
 JSON output: ``{"judges": {name: {...}}, "human_human": {...}, "tie_threshold", "human_aggregate",
 "random_baseline": {"with_ties": 1/3, "without_ties": 1/2}}``. Per judge: with_ties, without_ties,
@@ -12,6 +13,12 @@ FastChat's definition; ``majority`` = one trial per item against the human major
 majority_* figures always, accuracy (against the human majority, items with a human tie excluded,
 parse errors excluded), accuracy_raw (parse errors counted wrong), macro_accuracy(_raw),
 accuracy_by_category, and counts. ``human_human`` is over unordered pairs of distinct annotators.
+
+With a ``language`` column each judge also has ``accuracy_by_language`` and
+``accuracy_by_language_register`` (groups ``jav / krama``, or the language alone) shaped like
+``accuracy_by_category``, and the output has ``by_language``: judges as rows, a column per language (the
+judge's accuracy on that language's items), ``avg`` (the unweighted mean over languages, as SeaBench and
+LoraxBench report) and ``overall``; and ``language_avg``: each judge's ``avg``.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ from analytics.domain.judge_agreement import (
     RANDOM_BASELINE_WITH_TIES,
     RANDOM_BASELINE_WITHOUT_TIES,
     AgreementRate,
+    JudgeAccuracy,
+    accuracy_language_table,
     ensemble_scores,
     human_human_agreement,
     human_judge_agreement,
@@ -35,6 +44,8 @@ from analytics.domain.judge_agreement import (
     majority_agreement,
     verdicts_from_scores,
 )
+from evaluation.domain.benchmark_metrics import MISSING_LEVEL
+from evaluation.domain.language_tables import language_register
 from evaluation.management.commands import CsvCommand, json_safe
 
 ENSEMBLE = "ensemble"
@@ -49,15 +60,8 @@ def _rates(rate: AgreementRate, prefix: str = "") -> dict[str, Any]:
     }
 
 
-def judge_report(
-    human: pd.DataFrame, verdicts: pd.DataFrame, keys: list[str], aggregate: str
-) -> dict[str, Any]:
-    """Agreement and accuracy of one judge; ``verdicts`` has the keys and ``vote``."""
-    each = human_judge_agreement(human, verdicts, keys=keys)
-    majority = majority_agreement(human, verdicts, keys=keys)
-    accuracy = judge_accuracy(human, verdicts, keys=keys)
-    headline = each if aggregate == "each" else majority
-    by_category = {
+def _accuracy_groups(accuracy: JudgeAccuracy) -> dict[str, dict[str, Any]]:
+    return {
         str(row.category): {
             "accuracy": json_safe(row.accuracy),
             "accuracy_raw": json_safe(row.accuracy_raw),
@@ -66,6 +70,23 @@ def judge_report(
         }
         for row in accuracy.by_category.itertuples()
     }
+
+
+def judge_report(
+    human: pd.DataFrame, verdicts: pd.DataFrame, keys: list[str], aggregate: str
+) -> dict[str, Any]:
+    """Agreement and accuracy of one judge; ``verdicts`` has the keys and ``vote``. With a ``language``
+    column in ``human``, also its accuracy by language and by language with register."""
+    each = human_judge_agreement(human, verdicts, keys=keys)
+    majority = majority_agreement(human, verdicts, keys=keys)
+    accuracy = judge_accuracy(human, verdicts, keys=keys)
+    headline = each if aggregate == "each" else majority
+    by_category = _accuracy_groups(accuracy)
+    by_language: dict[str, Any] = {}
+    if "language" in human.columns:
+        for column in ("language", "language_register"):
+            grouped = judge_accuracy(human, verdicts, keys=keys, category=column)
+            by_language[f"accuracy_by_{column}"] = _accuracy_groups(grouped)
     return {
         "human_aggregate": aggregate,
         **_rates(headline),
@@ -81,24 +102,43 @@ def judge_report(
         "n_human_ties_excluded": accuracy.n_human_ties,
         "n_not_judged": accuracy.n_not_judged,
         "accuracy_by_category": by_category,
+        **by_language,
     }
 
 
-def _attach_category(human: pd.DataFrame, judge: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Give the human votes a category column taken from the judge file when only it has one."""
-    if "category" in human.columns or "category" not in judge.columns:
+def _attach(human: pd.DataFrame, judge: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:
+    """Give the human votes a ``column`` (category, language, register) taken from the judge file when only
+    it has one."""
+    if column in human.columns or column not in judge.columns:
         return human
-    per_item = judge[[*keys, "category"]].drop_duplicates()
+    per_item = judge[[*keys, column]].drop_duplicates()
     if per_item.duplicated(keys).any():
-        raise InputError("judge CSV: an item has more than one category")
+        raise InputError(f"judge CSV: an item has more than one {column}")
     return human.merge(per_item, on=keys, how="left")
+
+
+def _with_language_register(human: pd.DataFrame) -> pd.DataFrame:
+    """The ``language_register`` group of each vote (``jav / krama``, or the language alone)."""
+    if "language" not in human.columns:
+        return human
+    registers = human["register"] if "register" in human.columns else pd.Series("", index=human.index)
+    languages = human["language"].fillna("").replace("", MISSING_LEVEL)
+    return human.assign(
+        language=languages,
+        language_register=[
+            language_register(language, register)
+            for language, register in zip(languages, registers.fillna(""), strict=True)
+        ],
+    )
 
 
 class Command(CsvCommand):
     help = "Agreement of LLM judges with human pairwise votes (with and without ties), accuracy, human-human."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--human", required=True, help="CSV item,annotator,vote[,turn,category]")
+        parser.add_argument(
+            "--human", required=True, help="CSV item,annotator,vote[,turn,category,language,register]"
+        )
         parser.add_argument(
             "--judge", required=True, help="CSV item,judge,vote or item,judge,score_a,score_b"
         )
@@ -136,7 +176,9 @@ class Command(CsvCommand):
         if ("turn" in human.columns) != ("turn" in judge.columns):
             raise InputError("a 'turn' column must be in both files or in neither")
         keys = ["item", "turn"] if "turn" in human.columns else ["item"]
-        human = _attach_category(human, judge, keys)
+        for column in ("category", "language", "register"):
+            human = _attach(human, judge, keys, column)
+        human = _with_language_register(human)
         scored = "score_a" in judge.columns
         if options["ensemble"] and not scored:
             raise InputError("--ensemble needs a judge CSV with score_a and score_b")
@@ -171,6 +213,17 @@ class Command(CsvCommand):
             for name, frame in verdicts.items()
         }
         pairs = human_human_agreement(human, keys=keys)
+        languages: dict[str, Any] = {}
+        if "language" in human.columns:
+            per_language = {
+                name: judge_accuracy(human, frame, keys=keys, category="language")
+                for name, frame in verdicts.items()
+            }
+            table = accuracy_language_table(per_language)
+            languages = {
+                "by_language": table,
+                "language_avg": {row["judge"]: row["avg"] for row in table["rows"]},
+            }
         return {
             "judges": judges,
             "human_human": {
@@ -184,6 +237,7 @@ class Command(CsvCommand):
                 "with_ties": RANDOM_BASELINE_WITH_TIES,
                 "without_ties": RANDOM_BASELINE_WITHOUT_TIES,
             },
+            **languages,
         }
 
     def _write_table(self, output: dict[str, Any]) -> None:

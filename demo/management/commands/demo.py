@@ -51,6 +51,12 @@ class Command(BaseCommand):
             help="Judge each pair in both orders, or in one random order (half the calls).",
         )
         parser.add_argument("--judge-language", choices=("en", "id"), default="en")
+        parser.add_argument(
+            "--judge-samples",
+            type=int,
+            default=1,
+            help="Verdicts per pair (3 or more, at temperature 0.6, give the judge lab's calibration).",
+        )
         parser.add_argument("--max-tokens", type=int, default=256, help="Longest judge reply, in tokens.")
         parser.add_argument(
             "--explanation-chars",
@@ -82,6 +88,8 @@ class Command(BaseCommand):
             raise CommandError("--explanation-chars must be 0 (no cap) or more.")
         if options["max_concurrency"] < 1:
             raise CommandError("--max-concurrency must be at least 1.")
+        if not 1 <= options["judge_samples"] <= 10:
+            raise CommandError("--judge-samples must be from 1 to 10.")
         model = None
         if not options["no_model"]:
             model = DemoModel(
@@ -91,6 +99,7 @@ class Command(BaseCommand):
                 wait_s=options["wait_model"],
                 judge_orders=ORDER_MODES[options["judge_orders"]],
                 judge_language=options["judge_language"],
+                judge_samples=options["judge_samples"],
                 max_tokens=options["max_tokens"],
                 explanation_max_chars=options["explanation_chars"],
                 max_concurrency=options["max_concurrency"],

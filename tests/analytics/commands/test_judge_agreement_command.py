@@ -140,3 +140,66 @@ def test_readable_table(tmp_path):
     lines = out.getvalue().splitlines()
     assert lines[0].split()[:3] == ["judge", "w/", "ties"]
     assert lines[1].split()[:3] == ["g", "71.4%", "7"]
+
+
+LANGUAGE_HUMAN = """item,annotator,vote,language,register
+i1,h1,A,ind,
+i1,h2,A,ind,
+i2,h1,B,ind,
+i2,h2,B,ind,
+i5,h1,A,ind,
+i3,h1,A,jav,krama
+i3,h2,A,jav,krama
+i4,h1,B,jav,ngoko
+"""
+
+LANGUAGE_VOTES = """item,judge,vote
+i1,p,A
+i2,p,A
+i5,p,A
+i3,p,A
+i4,p,B
+i1,q,A
+i2,q,B
+i5,q,A
+i3,q,B
+i4,q,error
+"""
+
+
+def test_accuracy_by_language_with_languages_as_columns_and_the_macro_avg(tmp_path):
+    report = _run(*_files(tmp_path, LANGUAGE_HUMAN, LANGUAGE_VOTES))
+    p, q = report["judges"]["p"], report["judges"]["q"]
+    # p: ind 2 of 3 (i2 wrong), jav 2 of 2. Avg over languages (2/3 + 1)/2 = 5/6; over items 4/5.
+    assert p["accuracy_by_language"]["ind"]["accuracy"] == pytest.approx(2 / 3)
+    assert p["accuracy_by_language"]["jav"] == {"accuracy": 1.0, "accuracy_raw": 1.0, "n": 2, "n_valid": 2}
+    assert set(p["accuracy_by_language_register"]) == {"ind", "jav / krama", "jav / ngoko"}
+    # q: ind 3 of 3; jav: i3 wrong, i4 unreadable -> 0 of 1 parsed (raw 0 of 2).
+    assert q["accuracy_by_language_register"]["jav / ngoko"] == {
+        "accuracy": None,
+        "accuracy_raw": 0.0,
+        "n": 1,
+        "n_valid": 0,
+    }
+    assert "accuracy_by_category" in p  # the existing breakdown stays
+    table = report["by_language"]
+    assert table["languages"] == ["ind", "jav"] and table["average"] == "macro over languages"
+    rows = {row["judge"]: row for row in table["rows"]}
+    assert (rows["p"]["ind"], rows["p"]["jav"]) == (pytest.approx(2 / 3), 1.0)
+    assert rows["p"]["avg"] == pytest.approx(5 / 6) and rows["p"]["overall"] == pytest.approx(4 / 5)
+    # q: Avg (1 + 0)/2 = 0.5; over its parsed verdicts 3 of 4.
+    assert rows["q"]["avg"] == pytest.approx(0.5) and rows["q"]["overall"] == pytest.approx(3 / 4)
+    assert report["language_avg"] == {"p": pytest.approx(5 / 6), "q": pytest.approx(0.5)}
+
+
+def test_the_language_can_come_from_the_judge_file_and_must_be_one_per_item(tmp_path):
+    votes = "item,judge,vote,language\ni1,p,A,ind\ni3,p,B,jav\n"
+    report = _run(
+        *_files(tmp_path, HUMAN.replace(",category", "").replace(",math", "").replace(",code", ""), votes)
+    )
+    assert report["by_language"]["languages"] == ["ind", "jav"]
+    assert "by_language" not in _run(*_files(tmp_path))  # no language column: no table
+    twice = "item,annotator,vote,language\ni1,h1,A,ind\ni1,h2,A,jav\n"
+    with pytest.raises(CommandError, match="more than one 'language'") as caught:
+        _run(*_files(tmp_path, twice, "item,judge,vote\ni1,p,A\n"))
+    assert caught.value.returncode == 2

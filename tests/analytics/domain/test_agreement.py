@@ -427,3 +427,20 @@ def test_kappas_where_each_design_holds():
     assert (result.cohen, result.cohen_reason) == (None, NOT_TWO_CODERS)
     uneven = three.drop(index=0)  # u1 has two ratings, the others three
     assert (kappas(uneven).fleiss, kappas(uneven).fleiss_reason) == (None, UNEQUAL_RATINGS)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_leave_one_out_equals_alpha_recomputed_on_the_ratings_without_each_coder(level):
+    rng = np.random.default_rng(3)
+    rows = [
+        {"unit": f"u{u}", "coder": f"c{c}", "value": int(rng.integers(1, 6))}
+        for u in range(40)
+        for c in range(5)
+        if rng.random() < 0.8
+    ]
+    frame = pd.DataFrame(rows)
+    table = leave_one_out_alpha(frame, level).set_index("coder")
+    for name in sorted(frame["coder"].unique()):
+        without = krippendorff_alpha(frame.loc[frame["coder"] != name], level)
+        assert table.loc[name, "alpha"] == pytest.approx(without.alpha, abs=1e-12)
+        assert table.loc[name, "n_units"] == without.n_units

@@ -170,7 +170,10 @@ def test_loop_query_counts_are_small_and_do_not_grow_with_the_project(
     small = _loop_queries(make_project, 20)
     large = _loop_queries(make_project, 300)
     print("queries (next, submit):", small, large)
-    assert small == large
+    # The same statements whatever the size; a claim whose cursor reached the end of the annotator's order
+    # wraps around with one more statement, which the small project's random order may or may not need.
+    assert small[1] == large[1]
+    assert abs(small[0] - large[0]) <= 1
     project = make_project(n_prompts=300, n_models=5, per_group=1, best_pick="optional")
     _warm_rubrics(project)
     user_roles(project.annotators[0])  # read with the token in production (one query, not counted here)

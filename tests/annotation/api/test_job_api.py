@@ -86,6 +86,7 @@ def test_manager_operations(api_client_for, make_user, job_project, django_captu
     ]
     # No review yet; the project's taxonomy is id-csqa's, "Invalid options" for options only.
     assert report["taxonomy"] is None and report["option_taxonomy"] is None
+    assert report["taxonomy_shares"] is None
     assert len(report["taxonomy_categories"]) == 8
     assert report["taxonomy_categories"][-1]["applies_to"] == ["options"]
 

@@ -329,7 +329,7 @@ def test_the_claim_state_read_with_the_submit_is_the_one_read_after_it(make_proj
     come out as a separate read just after the submit finds it (the submitted task neither held nor
     expired, and counted as done unless it is gold), and it spares the claim its statement."""
     project = make_project(
-        n_prompts=8,
+        n_prompts=16,  # enough that the other annotator still has a task to hold below
         n_models=3,
         per_group=2,
         overlap=1,
@@ -355,7 +355,7 @@ def test_the_claim_state_read_with_the_submit_is_the_one_read_after_it(make_proj
         assignment_submit(token=mine.token, user=user, payload=answer(mine), now=now)
         mine, done_before = assignment_claim(project=project, user=user, now=now), done_before + 1
     # Someone else's lease ran out (and nobody has reclaimed it yet): the state must say so.
-    assignment_claim(project=project, user=other, now=now - timedelta(minutes=40))
+    assert assignment_claim(project=project, user=other, now=now - timedelta(minutes=40)) is not None
 
     with loop_sql.claim_state_ahead(project_id=project.pk, user_id=user.pk, now=now):
         assignment_submit(token=mine.token, user=user, payload=answer(mine), now=now)

@@ -207,6 +207,7 @@ def test_error_taxonomy_reviews(make_user, job_project):
         reviewer=reviewer,
         errors=["fluency", "context"],
         option_errors=["invalid_options", "typo"],
+        primary_error="context",
     )
     services.question_error_review_save(project=project, question=q3, reviewer=reviewer, errors=["fluency"])
     services.question_error_review_save(
@@ -242,6 +243,84 @@ def test_error_taxonomy_reviews(make_user, job_project):
     assert mcq_report(project=project, lang="id").taxonomy_labels["typo"] == "Salah ketik"
 
 
+def test_error_taxonomy_review_keeps_a_main_error(make_user, job_project):
+    dataset = build_question_dataset(creators=[make_user("annotator")], n_per_creator=1, origin="llm")
+    project = job_project(kind="mcq_answer", dataset=dataset, members=[make_user("annotator")])
+    reviewer = make_user("reviewer")
+    question = Question.objects.get()
+
+    def save(**tags):
+        return services.question_error_review_save(
+            project=project, question=question, reviewer=reviewer, **tags
+        )
+
+    # One error ticked is the main one; the same category on the question and its options is one error.
+    assert save(errors=["fluency"]).primary_error == "fluency"
+    assert save(errors=["typo"], option_errors=["typo"]).primary_error == "typo"
+    assert save(errors=[]).primary_error == ""
+    with pytest.raises(services.AnnotationError, match="Several errors are ticked: choose the main one"):
+        save(errors=["fluency"], option_errors=["invalid_options"])
+    with pytest.raises(services.AnnotationError, match=r"one of the errors ticked \(got context\)"):
+        save(errors=["fluency", "typo"], primary_error="context")
+    with pytest.raises(services.AnnotationError, match=r"one of the errors ticked \(got typo\)"):
+        save(errors=[], primary_error="typo")
+    assert (QuestionErrorReview.objects.get().errors, QuestionErrorReview.objects.get().primary_error) == (
+        [],
+        "",
+    )
+    review = save(errors=["fluency"], option_errors=["invalid_options"], primary_error="invalid_options")
+    assert (review.errors, review.option_errors, review.primary_error) == (
+        ["fluency"],
+        ["invalid_options"],
+        "invalid_options",
+    )
+
+
+def test_taxonomy_shares_count_each_reviewed_llm_question_once(make_user, job_project):
+    from annotation.selectors import mcq_report, taxonomy_labels_csv
+
+    dataset = build_question_dataset(creators=[make_user("annotator")], n_per_creator=4, origin="llm")
+    project = job_project(kind="mcq_answer", dataset=dataset, members=[make_user("annotator")])
+    reviewer, second = make_user("reviewer"), make_user("reviewer")
+    q0, q1, q2, q3 = Question.objects.order_by("id")
+    Question.objects.filter(pk=q3.pk).update(origin="human")
+    services.question_error_review_save(project=project, question=q0, reviewer=reviewer, errors=[])
+    services.question_error_review_save(
+        project=project,
+        question=q1,
+        reviewer=reviewer,
+        errors=["fluency", "context"],
+        primary_error="context",
+    )
+    # Saved before reviewers chose a main error: typo and fluency, none chosen. Fluency comes first in
+    # id-csqa's taxonomy (translation, wrong language, structure, fluency, context, subjectivity, typo, ...).
+    QuestionErrorReview.objects.create(
+        project=project, question=q2, reviewer=reviewer, errors=["fluency", "typo"], primary_error=""
+    )
+    # A second reviewer says q0 has a typo: a tie with "no error", the error wins.
+    services.question_error_review_save(project=project, question=q0, reviewer=second, errors=["typo"])
+    # A human-written question is not in the table.
+    services.question_error_review_save(project=project, question=q3, reviewer=reviewer, errors=["typo"])
+
+    shares = mcq_report(project=project).taxonomy_shares
+    # 3 questions: context, fluency, typo; 1/3 = 33.33 each, the leftover tenth to fluency (first in order).
+    assert [(r.label, r.count, r.percent) for r in shares.rows if r.count] == [
+        ("fluency", 1, 33.4),
+        ("context", 1, 33.3),
+        ("typo", 1, 33.3),
+    ]
+    assert len(shares.rows) == 9 and shares.rows[-1].label == "no_error"
+    assert (shares.n_questions, shares.n_reviews, shares.n_fallback, shares.n_split) == (3, 4, 1, 1)
+    # The multi-label summary still counts every tag of every reviewed question (the human one too).
+    assert mcq_report(project=project).taxonomy.n_questions == 4
+    assert taxonomy_labels_csv(project=project).splitlines() == [
+        "question_id,label",
+        f"q-{q0.creator.username}-0,typo",
+        f"q-{q0.creator.username}-1,context",
+        f"q-{q0.creator.username}-2,fluency",
+    ]
+
+
 def test_error_taxonomy_is_id_csqa_by_default_and_editable(make_user, job_project):
     dataset = build_question_dataset(creators=[make_user("annotator")], n_per_creator=1, origin="llm")
     project = job_project(kind="mcq_answer", dataset=dataset, members=[make_user("annotator")])
@@ -267,7 +346,12 @@ def test_error_taxonomy_is_id_csqa_by_default_and_editable(make_user, job_projec
     project.refresh_from_db()
     assert [c["code"] for c in project.error_taxonomy] == ["typo", "bias"]
     services.question_error_review_save(
-        project=project, question=question, reviewer=reviewer, errors=["bias"], option_errors=["typo"]
+        project=project,
+        question=question,
+        reviewer=reviewer,
+        errors=["bias"],
+        option_errors=["typo"],
+        primary_error="bias",
     )
     # Dropping "typo", or taking it from the options it was used for, is refused and changes nothing.
     for text in (

@@ -1,6 +1,7 @@
 """The translation review loop: translate, review (accept / fix / reject), revise, flags, export."""
 
 import json
+import re
 
 import pytest
 
@@ -248,11 +249,16 @@ def test_recompute_flags_for_a_project_in_the_background(
         services.flag_recompute_queue(project=project)
 
 
-def test_back_translation_flag_uses_the_units_back_translation_and_the_projects_threshold(
+def test_back_translation_flag_by_chrf_uses_the_units_back_translation_and_the_projects_threshold(
     make_user, job_project, django_capture_on_commit_callbacks
 ):
     dataset = build_translation_dataset(n_units=2, translated=True)
-    project = job_project(kind="translation_review", dataset=dataset, members=[make_user("annotator")])
+    project = job_project(
+        kind="translation_review",
+        dataset=dataset,
+        members=[make_user("annotator")],
+        flag_settings={"back_translation_measure": "chrf"},
+    )
     first, second = TranslationUnit.objects.filter(dataset=dataset).order_by("external_id")
     # chrF++ of a back-translation equal to the source is 1; with one word dropped it falls below 0.9.
     first.meta = {"back_translation": first.source_text}
@@ -267,12 +273,116 @@ def test_back_translation_flag_uses_the_units_back_translation_and_the_projects_
     assert first.flags == []
     [flag] = [f for f in second.flags if f["code"] == "low_back_translation"]
     similarity = flag["details"]["similarity"]
-    assert similarity < 0.9 and flag["details"]["measure"] == "chrF++"
+    assert similarity < 0.9 and flag["details"]["measure"] == "chrf"
     # The project lowers its threshold below that similarity: the flag goes.
-    services.project_update(project=project, flag_settings={"back_translation_threshold": similarity - 0.01})
+    services.project_update(
+        project=project,
+        flag_settings={"back_translation_measure": "chrf", "back_translation_threshold": similarity - 0.01},
+    )
     with django_capture_on_commit_callbacks(execute=True):
         services.flag_recompute_queue(project=project)
     second.refresh_from_db()
     assert [f for f in second.flags if f["code"] == "low_back_translation"] == []
-    with pytest.raises(services.ProjectInvalid, match="at most 1"):
-        services.project_update(project=project, flag_settings={"back_translation_threshold": 1.5})
+
+
+# Indonesian back-translations of the units' Javanese translations (sources: tests/annotation/conftest.py).
+PARAPHRASE = "Di rumah saya makan nasi."  # of "Saya makan nasi di rumah."
+UNRELATED = "Kereta berangkat setiap pagi."  # of "Ibu pergi ke pasar pagi ini." (another sentence's)
+
+
+def _back_flags(unit: TranslationUnit) -> list[dict]:
+    unit.refresh_from_db()
+    return [f for f in unit.flags if f["code"] == "low_back_translation"]
+
+
+def test_back_translation_flag_by_sentence_embedding_and_the_switch_of_measure_and_threshold(
+    make_user, job_project, django_capture_on_commit_callbacks
+):
+    dataset = build_translation_dataset(n_units=2, translated=True)
+    project = job_project(kind="translation_review", dataset=dataset, members=[make_user("annotator")])
+    assert "back_translation_measure" not in project.flag_settings  # a new project: the embedding default
+    close, far = TranslationUnit.objects.filter(dataset=dataset).order_by("external_id")
+    close.meta = {"back_translation": PARAPHRASE}
+    close.save()
+    far.meta = {"back_translation": UNRELATED}
+    far.save()
+
+    def recompute(**settings) -> None:
+        if settings:
+            services.project_update(project=project, flag_settings=settings)
+        with django_capture_on_commit_callbacks(execute=True):
+            services.flag_recompute_queue(project=project)
+
+    recompute()
+    assert _back_flags(close) == []
+    [flag] = _back_flags(far)
+    similarity = flag["details"]["similarity"]
+    assert flag["details"]["measure"] == "embedding" and flag["details"]["threshold"] == 0.9
+    assert 0.6 < similarity < 0.9
+    assert "sentence embedding (multilingual-e5-small)" in flag["message_en"]
+    assert "embedding kalimat (multilingual-e5-small)" in flag["message_id"]
+    assert flag["title_en"] == "Back-translation differs" and flag["title_id"] == "Terjemahan balik berbeda"
+
+    # The embedding threshold below the unrelated pair's similarity: no flag; the chrF++ threshold is not used.
+    recompute(
+        back_translation_embedding_threshold=round(similarity - 0.01, 4), back_translation_threshold=1.0
+    )
+    assert _back_flags(close) == [] and _back_flags(far) == []
+    # Raised to 0.9999: the paraphrase is flagged too, with the project's threshold in the flag.
+    recompute(back_translation_embedding_threshold=0.9999)
+    assert [f["details"]["threshold"] for f in _back_flags(close)] == [0.9999]
+    # chrF++ at 0.9 flags the paraphrase as well: other word order, few shared character n-grams.
+    recompute(back_translation_measure="chrf", back_translation_embedding_threshold=0.1)
+    [flag] = _back_flags(close)
+    assert flag["details"]["measure"] == "chrf" and flag["details"]["similarity"] < 0.9
+    assert "chrF++" in flag["message_en"]
+
+
+def test_a_submitted_translation_gets_the_embedding_back_translation_flag(pair):
+    dataset, translate, review, translator, reviewer = pair
+    unit = TranslationUnit.objects.get(dataset=dataset)
+    unit.meta = {
+        "back_translation": "Kereta berangkat setiap pagi."
+    }  # unrelated to "Saya makan nasi di rumah."
+    unit.save()
+    work = services.assignment_claim(project=translate, user=translator)
+    services.assignment_submit(
+        token=work.token, user=translator, payload={"translation": "Kula nedha sekul."}
+    )
+    [flag] = _back_flags(unit)
+    assert flag["details"]["measure"] == "embedding" and flag["details"]["similarity"] < 0.9
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"back_translation_embedding_threshold": 1.5},
+            "sentence-embedding similarity: a number above 0 and at most 1, not 1.5",
+        ),
+        ({"back_translation_embedding_threshold": 0}, "above 0 and at most 1, not 0"),
+        ({"back_translation_embedding_threshold": -0.2}, "above 0 and at most 1, not -0.2"),
+        ({"back_translation_embedding_threshold": "0.9"}, "above 0 and at most 1, not '0.9'"),
+        ({"back_translation_threshold": 1.5}, "back_translation_threshold is a chrF++ similarity"),
+        (
+            {"back_translation_measure": "labse"},
+            "back_translation_measure must be 'embedding' or 'chrf', not 'labse'",
+        ),
+        (
+            {"back_translation_measure": None},
+            "back_translation_measure must be 'embedding' or 'chrf', not None",
+        ),
+    ],
+)
+def test_bad_back_translation_settings_are_refused_and_nothing_is_written(
+    make_user, job_project, settings, message
+):
+    dataset = build_translation_dataset(n_units=1, translated=True)
+    project = job_project(kind="translation_review", dataset=dataset, members=[make_user("annotator")])
+    services.project_update(project=project, flag_settings={"back_translation_measure": "chrf"})
+    with pytest.raises(services.ProjectInvalid, match=re.escape(message)):
+        services.project_update(project=project, flag_settings=settings)
+    project.refresh_from_db()
+    assert project.flag_settings == {"back_translation_measure": "chrf"}
+    with pytest.raises(services.ProjectInvalid, match=re.escape(message)):
+        job_project(kind="translation_review", dataset=dataset, flag_settings=settings)

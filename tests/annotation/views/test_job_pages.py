@@ -6,6 +6,7 @@ import re
 import zipfile
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -191,6 +192,98 @@ def test_manager_sees_the_translation_report_and_exports_the_corpus(
     assert review.flag_settings["register_markers"]["ngoko"] == ["aku", "kowe", "ora"]
 
 
+def test_manager_sets_the_back_translation_measure_and_sees_its_flags_in_both_languages(
+    client, translation_setup, make_user, django_capture_on_commit_callbacks
+):
+    dataset, translate, review, translator, reviewer = translation_setup
+    close, far = TranslationUnit.objects.filter(dataset=dataset).order_by("external_id")
+    # u00 "Saya makan nasi di rumah.", u01 "Ibu pergi ke pasar pagi ini."; back-translations into Indonesian.
+    close.translation_text, close.meta = (
+        "Kula nedha sekul wonten griya.",
+        {"back_translation": "Di rumah saya makan nasi."},
+    )
+    far.translation_text, far.meta = (
+        "Ibu tindak dhateng peken.",
+        {"back_translation": "Kereta berangkat setiap pagi."},
+    )
+    TranslationUnit.objects.bulk_update([close, far], ["translation_text", "meta"])
+    client.force_login(make_user("project_manager"))
+    settings_url = reverse("annotation:manage_flag_settings", args=[review.pk])
+    page_url = reverse("annotation:manage_detail", args=[review.pk])
+    form = {
+        "length_z_threshold": "3.5",
+        "back_translation_measure": "chrf",
+        "back_translation_threshold": "0.5",
+    }
+    assert client.post(settings_url, form).status_code == 302
+    review.refresh_from_db()
+    assert review.flag_settings["back_translation_measure"] == "chrf"
+    assert review.flag_settings["back_translation_threshold"] == 0.5
+    body = client.get(page_url).content.decode()
+    assert '<option value="chrf" selected>' in body  # the form shows the project's measure
+    assert 'data-testid="back-translation-flags"' in body and "No back-translation flags." in body
+
+    # Bad values are refused with the reason, and the settings stay as they were.
+    for bad, reason in [
+        ({"back_translation_embedding_threshold": "1.5"}, "Ensure this value is less than or equal to 1."),
+        (
+            {"back_translation_embedding_threshold": "0"},
+            "Ensure this value is greater than or equal to 0.01.",
+        ),
+        (
+            {"back_translation_measure": "labse"},
+            "Select a valid choice. labse is not one of the available choices.",
+        ),
+    ]:
+        refused = client.post(settings_url, {**form, **bad}, follow=True)
+        assert reason in refused.content.decode()
+        review.refresh_from_db()
+        assert review.flag_settings["back_translation_measure"] == "chrf"
+        assert "back_translation_embedding_threshold" not in review.flag_settings
+
+    form = {**form, "back_translation_measure": "embedding", "back_translation_embedding_threshold": "0.9"}
+    assert client.post(settings_url, form).status_code == 302
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("annotation:manage_flags_recompute", args=[review.pk]))
+    far.refresh_from_db()
+    [flag] = [f for f in far.flags if f["code"] == "low_back_translation"]
+    assert flag["details"]["measure"] == "embedding"
+    similarity = flag["details"]["similarity"]
+    shown = f"{similarity:.3f}"
+
+    body = client.get(page_url).content.decode()
+    table = body[body.index('data-testid="back-translation-flags"') :]
+    table = table[: table.index("</table>")]
+    assert "Back-translation differs" in body  # the column of the flags-per-language table
+    assert "<th>Measure</th>" in table and "Similarity</th>" in table
+    assert 'data-measure="embedding"' in table and "u01" in table and "u00" not in table
+    assert "sentence embedding (multilingual-e5-small)" in table
+    assert f">{shown}<" in table and ">0.90<" in table
+    assert "Kereta berangkat setiap pagi." in table
+    assert "1 unit's back-translation is less similar to its source than the threshold" in body
+
+    client.cookies["django_language"] = "id"
+    body = client.get(page_url).content.decode()
+    table = body[body.index('data-testid="back-translation-flags"') :]
+    table = table[: table.index("</table>")]
+    assert "Terjemahan balik berbeda" in body
+    assert "<th>Ukuran</th>" in table and "Kemiripan</th>" in table
+    assert "embedding kalimat (multilingual-e5-small)" in table
+    assert f">{shown.replace('.', ',')}<" in table and ">0,90<" in table
+
+    report = APIClient()
+    report.force_authenticate(make_user("project_manager"))
+    data = report.get(f"/api/v1/projects/{review.pk}/translation/report").json()
+    assert data["back_translation_flagged"] == 1
+    [row] = data["back_translation_flags"]
+    assert (row["unit"], row["measure"], row["similarity"], row["threshold"]) == (
+        "u01",
+        "embedding",
+        similarity,
+        0.9,
+    )
+
+
 def test_mcq_page_keys_blinding_heatmap_and_csv(client, make_user, job_project):
     creator = make_user("annotator", username="creator-secret-name")
     answerer = make_user("annotator")
@@ -282,7 +375,12 @@ def test_llm_question_review_page(client, make_user, job_project):
     question = Question.objects.get()
     client.post(
         reverse("annotation:review_llm", args=[project.pk]),
-        {"question": question.pk, "error_types": ["context"], "option_error_types": ["invalid_options"]},
+        {
+            "question": question.pk,
+            "error_types": ["context"],
+            "option_error_types": ["invalid_options"],
+            "primary_error": "invalid_options",
+        },
     )
     review = QuestionErrorReview.objects.get()
     assert (review.errors, review.option_errors) == (["context"], ["invalid_options"])
@@ -292,6 +390,78 @@ def test_llm_question_review_page(client, make_user, job_project):
     # "Invalid options" is offered for the options only.
     assert 'name="option_error_types" value="invalid_options"' in body
     assert 'name="error_types" value="invalid_options"' not in body
+
+
+def test_error_shares_one_label_per_question_on_the_pages_csv_and_api(
+    client, make_user, job_project, tmp_path
+):
+    dataset = build_question_dataset(creators=[make_user("annotator")], n_per_creator=3, origin="llm")
+    project = job_project(kind="mcq_answer", dataset=dataset, members=[make_user("annotator")])
+    reviewer = make_user("reviewer")
+    q0, q1, q2 = Question.objects.order_by("id")
+    url = reverse("annotation:review_llm", args=[project.pk])
+    client.force_login(reviewer)
+    # Two errors and no main one: refused, nothing saved.
+    refused = client.post(
+        url, {"question": q0.pk, "error_types": ["fluency", "context"]}, follow=True
+    ).content.decode()
+    assert "Several errors are ticked: choose the main one." in refused
+    assert not QuestionErrorReview.objects.exists()
+    client.post(url, {"question": q0.pk, "error_types": ["fluency", "context"], "primary_error": "context"})
+    client.post(url, {"question": q1.pk})
+    # A review saved before the main error was asked for: typo and fluency, fluency first in the taxonomy.
+    QuestionErrorReview.objects.create(
+        project=project, question=q2, reviewer=reviewer, errors=["fluency"], option_errors=["typo"]
+    )
+    assert QuestionErrorReview.objects.get(question=q0).primary_error == "context"
+    page = client.get(url).content.decode()
+    assert '<option value="context" selected>' in page
+
+    client.force_login(make_user("project_manager"))
+    manage = reverse("annotation:manage_detail", args=[project.pk])
+    body = client.get(manage).content.decode()
+    table = re.search(r'<table class="table" data-testid="taxonomy-shares">.*?</table>', body, re.S).group(0)
+    rows = re.findall(
+        r"<tr><td>([^<]*)</td><td class=\"num\">(\d+)</td><td class=\"num\">([^<]*)</td></tr>", table
+    )
+    # 3 questions, one each: fluency, context, no error; 33.3% each and the leftover tenth to fluency.
+    assert [row for row in rows if row[1] != "0"] == [
+        ("Fluency", "1", "33.4%"),
+        ("Context", "1", "33.3%"),
+        ("No error", "1", "33.3%"),
+    ]
+    assert len(rows) == 9 and "100.0%" in table
+    assert "1 earlier review ticks several errors without a main error" in body
+    assert "largest-remainder method" in body
+    client.cookies["django_language"] = "id"
+    body_id = client.get(manage).content.decode()
+    assert "Satu label per pertanyaan" in body_id and "metode sisa terbesar" in body_id
+    table_id = re.search(r'data-testid="taxonomy-shares">.*?</table>', body_id, re.S).group(0)
+    assert "<td>Kelancaran</td>" in table_id and "33,4%" in table_id and "Tanpa kesalahan" in table_id
+    assert "100,0%" in table_id
+
+    csv_text = client.get(
+        reverse("annotation:manage_taxonomy_labels_csv", args=[project.pk])
+    ).content.decode()
+    assert csv_text.splitlines()[1:] == [
+        f"{q0.external_id},context",
+        f"{q1.external_id},no_error",
+        f"{q2.external_id},fluency",
+    ]
+    api = APIClient()
+    api.force_authenticate(make_user("project_manager"))
+    shares = api.get(f"/api/v1/projects/{project.pk}/answers/report").json()["taxonomy_shares"]
+    assert [(r["label"], r["count"], r["percent"]) for r in shares["rows"] if r["count"]] == [
+        ("fluency", 1, 33.4),
+        ("context", 1, 33.3),
+        ("no_error", 1, 33.3),
+    ]
+    assert (shares["n_questions"], shares["n_fallback"], shares["rounding"]) == (3, 1, "largest_remainder")
+    # The command gives the same table from the downloaded labels.
+    (tmp_path / "labels.csv").write_text(csv_text, encoding="utf-8")
+    out = io.StringIO()
+    call_command("taxonomy_shares", "--input", str(tmp_path / "labels.csv"), "--json", stdout=out)
+    assert json.loads(out.getvalue())["rows"] == shares["rows"]
 
 
 def test_manager_edits_the_error_taxonomy_from_the_manage_page(client, make_user, job_project):

@@ -27,7 +27,10 @@ def test_the_first_step_offers_every_kind_and_no_fields(role_client):
     client = role_client("project_manager")
     html = client.get(URL).content.decode()
     for kind in Project.Kind.values:
-        assert f"?kind={kind}" in html
+        if kind == Project.Kind.ARENA:  # set up on the arena's own page
+            assert reverse("arena:manage_create") in html
+        else:
+            assert f"?kind={kind}" in html
     assert _field_names(html) == set()
 
 
@@ -182,7 +185,7 @@ def test_groups_are_named_and_simulated_users_are_not_offered(role_client, make_
 def test_the_form_and_the_skip_reasons_read_in_indonesian(role_client):
     from django.utils import translation
 
-    from annotation.views import SKIP_REASONS
+    from annotation.views.annotator import SKIP_REASONS
 
     client = role_client("project_manager")
     client.cookies["django_language"] = "id"

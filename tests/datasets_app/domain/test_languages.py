@@ -9,6 +9,9 @@ from datasets_app.domain.languages import (
     get_register,
     is_known_language,
     is_valid_register,
+    language_name,
+    language_register_name,
+    register_name,
     registers_for,
 )
 
@@ -60,3 +63,14 @@ def test_scripts_are_latin_with_traditional_scripts_recorded():
     assert get_language("sun").other_scripts == ("Sund",)
     assert get_language("ban").other_scripts == ("Bali",)
     assert expected_script("xyz") == "Latn"
+
+
+def test_names_in_the_page_language():
+    assert language_name("jav", "en") == "Javanese"
+    assert language_name("jav", "id") == "Bahasa Jawa"
+    assert language_name("xyz", "id") == "xyz"
+    assert register_name("sun", "lemes", "id") == "Lemes"
+    assert register_name("sun", "formal", "en") == "formal"
+    assert language_register_name("jav / krama", "en") == "Javanese / Krama"
+    assert language_register_name("mad / enja_iya", "id") == "Bahasa Madura / Enja'-Iya"
+    assert language_register_name("ind", "id") == "Bahasa Indonesia"

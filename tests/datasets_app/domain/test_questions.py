@@ -6,11 +6,14 @@ import pytest
 
 from datasets_app.domain.questions import (
     LLM_ERROR_CATEGORIES,
+    NO_ERROR,
+    TaxonomyInvalid,
     ambiguous_exclusions,
     ambiguous_flag_counts,
     answer_conflict_matrix,
     concept_in_question,
     error_taxonomy_summary,
+    taxonomy_from_text,
     validate_question,
 )
 
@@ -228,3 +231,9 @@ def test_error_taxonomy_with_fixed_categories():
         error_taxonomy_summary({"q1": ["wrong_key"]}, categories=LLM_ERROR_CATEGORIES)
     empty = error_taxonomy_summary({})
     assert empty.n_questions == 0 and math.isnan(empty.error_free_share)
+
+
+def test_no_error_is_not_a_category_code():
+    assert taxonomy_from_text("typo | Typo | Salah ketik")[0].code == "typo"
+    with pytest.raises(TaxonomyInvalid, match="line 2: 'no_error' is reserved for questions without error"):
+        taxonomy_from_text(f"typo | Typo | Salah ketik\n{NO_ERROR} | None | Tidak ada")

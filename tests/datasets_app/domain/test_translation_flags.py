@@ -225,6 +225,216 @@ def test_languages_without_word_list_compare_digits_only():
     )
 
 
+# Indonesian notation, times of day, halves
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        # One separator and three digits: the side's language decides.
+        ("1.500", "ind", ["1500"]),
+        ("1,500", "ind", ["1.5"]),
+        ("1,500", "eng", ["1500"]),
+        ("1.500", "eng", ["1.5"]),
+        ("1,500", "jav", ["1.5"]),  # regional languages write numbers as Indonesian does
+        ("1,500", "min", ["1.5"]),  # also without a word list
+        ("1,500", None, ["1500"]),  # unknown language: a thousands separator, as before
+        ("1.500", "xyz", ["1500"]),
+        # Unambiguous forms read the same in either language.
+        ("7,5 dan 7.5", "ind", ["7.5"]),
+        ("7,5 and 7.5", "eng", ["7.5"]),
+        ("1.000.000", "eng", ["1000000"]),
+        ("0,500", "ind", ["0.5"]),
+    ],
+)
+def test_digits_are_read_in_the_notation_of_the_language(text, language, expected):
+    assert numbers(text, language) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "translation"),
+    [
+        ("The rope is 7.5 metres long.", "Talinya 7,5 meter."),
+        ("1,500 people came.", "Yang datang 1.500 orang."),
+        ("It cost 2,500,000.5 rupiah.", "Harganya 2.500.000,5 rupiah."),
+    ],
+)
+def test_english_and_indonesian_notation_of_one_value_is_not_flagged(source, translation):
+    assert flag_numbers(source, translation, source_language="eng", target_language="ind") is None
+
+
+def test_english_notation_kept_in_an_indonesian_translation_is_flagged():
+    # "1,500" in Indonesian text is one and a half.
+    flag = flag_numbers(
+        "1,500 people came.", "Yang datang 1,500 orang.", source_language="eng", target_language="ind"
+    )
+    assert flag is not None
+    assert flag.details["missing_in_translation"] == ["1500"]
+    assert flag.details["extra_in_translation"] == ["1.5"]
+    # The same holds for a language without a word list (digits only).
+    flag = flag_numbers(
+        "Hadir 1.500 orang.", "Datang 1,500 urang.", source_language="ind", target_language="min"
+    )
+    assert flag is not None and flag.details["extra_in_translation"] == ["1.5"]
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        ("at 7:30", "eng", {(7, 30)}),
+        ("pukul 7.30", "ind", {(7, 30)}),
+        ("Jam 07.30 WIB", "ind", {(7, 30)}),
+        ("tabuh 16.45", "sun", {(16, 45)}),
+        ("pukul 7:30", "ind", {(7, 30)}),
+        ("7.30 pagi", "ind", set()),  # no "pukul" or "jam" before it: a decimal
+        ("at 7.30", "eng", set()),  # English text: a decimal, even after a time word
+        ("pukul 09.00", "ind", set()),  # on the hour: the number 9
+        ("25:70", "eng", set()),  # no time of day
+    ],
+)
+def test_extract_times(text, language, expected):
+    assert tf.extract_times(text, language) == expected
+
+
+def test_times_of_day_are_not_numbers():
+    assert numbers("at 7:30", "eng") == []
+    assert numbers("pukul 7.30", "ind") == []
+    assert numbers("pukul 09.00", "ind") == ["9"]
+    assert numbers("7.30 pagi", "ind") == ["7.3"]
+    assert numbers("skor 25:70", "ind") == ["25", "70"]
+
+
+def test_time_written_with_a_colon_and_after_pukul_agree():
+    for source, translation in [
+        ("The meeting starts at 7:30.", "Rapat dimulai pukul 7.30."),
+        ("The meeting starts at 07:30.", "Rapat dimulai jam 07.30."),
+        ("Doors open at 9:00, the show at 9 am.", "Pintu dibuka pukul 09.00, acaranya jam 9 pagi."),
+    ]:
+        assert flag_numbers(source, translation, source_language="eng", target_language="ind") is None
+    assert (
+        flag_numbers(
+            "Rapat dimulai pukul 7.30.",
+            "The meeting starts at 7:30.",
+            source_language="ind",
+            target_language="eng",
+        )
+        is None
+    )
+
+
+def test_different_times_are_flagged_as_times():
+    flag = flag_numbers(
+        "The meeting starts at 7:30 with 20 people.",
+        "Rapat dimulai pukul 8.30 dengan 20 orang.",
+        source_language="eng",
+        target_language="ind",
+    )
+    assert flag is not None
+    assert flag.details["missing_in_translation"] == ["7:30"]
+    assert flag.details["extra_in_translation"] == ["8:30"]
+    assert flag.message_en == (
+        "Numbers differ between source and translation (missing from the translation: 7:30; "
+        "only in the translation: 8:30)."
+    )
+    # The 24-hour clock is not converted.
+    flag = flag_numbers(
+        "It starts at 7 pm.", "Mulai pukul 19.00.", source_language="eng", target_language="ind"
+    )
+    assert flag is not None and flag.details["missing_in_translation"] == ["7"]
+
+
+@pytest.mark.parametrize(
+    ("english", "indonesian"),
+    [
+        ("325", "tiga ratus dua puluh lima"),
+        ("three hundred and twenty-five", "325"),
+        ("three hundred twenty-five", "tiga ratus dua puluh lima"),
+        ("100", "seratus"),
+        ("1,000", "seribu"),
+        ("11", "sebelas"),
+        ("10", "sepuluh"),
+        ("12", "dua belas"),
+        ("0.5", "setengah"),
+        ("1.5", "satu setengah"),
+        ("2.5", "dua setengah"),
+        ("one and a half", "1,5"),
+        ("two and a half million", "2,5 juta"),
+        ("2,500,000", "dua juta setengah"),
+        ("half a million", "setengah juta"),
+        ("3 million", "tiga juta"),
+        ("2 billion", "dua miliar"),
+        ("two thousand and five", "2005"),
+    ],
+)
+def test_english_and_indonesian_numbers_agree_in_both_directions(english, indonesian):
+    source_en = f"The village has {english} residents."
+    source_id = f"Desa itu berpenduduk {indonesian} jiwa."
+    assert flag_numbers(source_en, source_id, source_language="eng", target_language="ind") is None
+    assert flag_numbers(source_id, source_en, source_language="ind", target_language="eng") is None
+
+
+def test_number_words_that_differ_are_flagged_in_both_directions():
+    flag = flag_numbers(
+        "Desa itu berpenduduk tiga ratus dua puluh lima jiwa.",
+        "The village has 352 residents.",
+        source_language="ind",
+        target_language="eng",
+    )
+    assert flag is not None
+    assert flag.details == {
+        "missing_in_translation": ["325"],
+        "extra_in_translation": ["352"],
+        "number_words_compared": True,
+    }
+    flag = flag_numbers("It takes 2.5 hours.", "Butuh dua jam.", source_language="eng", target_language="ind")
+    assert flag is not None and flag.details["missing_in_translation"] == ["2.5"]
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        ("setengah jam", "ind", ["0.5"]),
+        ("satu setengah jam", "ind", ["1.5"]),
+        ("dua belas setengah persen", "ind", ["12.5"]),
+        ("dua juta setengah", "ind", ["2500000"]),
+        ("setengah juta", "ind", ["500000"]),
+        ("pukul setengah tujuh", "ind", []),  # half past six: not read
+        ("separo dalan", "jav", ["0.5"]),
+        ("satengah jam", "sun", ["0.5"]),
+        ("one half", "eng", ["0.5"]),  # in English a half adds to a number only after "and a"
+        ("one and a half", "eng", ["1.5"]),
+        ("half a million", "eng", ["500000"]),
+        ("two thousand and five", "eng", ["2005"]),
+        ("a hundred and fifty", "eng", ["150"]),
+        ("one and two", "eng", ["2"]),  # "and" between two plain numbers keeps them apart
+        ("5 a day", "eng", ["5"]),
+    ],
+)
+def test_extract_halves_and_english_joins(text, language, expected):
+    assert numbers(text, language) == expected
+
+
+def test_halves_are_compared_only_when_both_languages_have_a_word_for_half(monkeypatch):
+    without_half = {w: items for w, items in tf.NUMBER_LEXICONS["jav"].items() if items[0].kind != "half"}
+    monkeypatch.setattr(tf, "NUMBER_LEXICONS", {**tf.NUMBER_LEXICONS, "jav": without_half})
+    # "dua setengah" is then read as 2, like the Javanese "loro" whose half is not in the list.
+    assert (
+        flag_numbers(
+            "Umurnya dua setengah tahun.",
+            "Umure loro separo taun.",
+            source_language="ind",
+            target_language="jav",
+        )
+        is None
+    )
+    assert numbers("dua setengah", "ind") == ["2.5"]
+
+
+def test_extract_numbers_without_words():
+    assert numbers("dua puluh, 1.500", "ind") == ["1500", "20"]
+    assert sorted(format(v, "f") for v in extract_numbers("dua puluh, 1.500", "ind", words=False)) == ["1500"]
+
+
 # ---------------------------------------------------------------------------------- slash
 
 
@@ -423,15 +633,71 @@ def test_register_not_checked_without_register_or_for_other_languages():
 # ---------------------------------------------------------------------------------- back-translation
 
 
-def test_back_translation_similarity():
+def test_back_translation_flag_below_the_threshold_names_its_measure():
     flag = flag_back_translation(0.85)
     assert flag is not None and flag.code == LOW_BACK_TRANSLATION
-    assert "0,85" in flag.message_id and "0.85" in flag.message_en
+    assert "0,850" in flag.message_id and "0.850" in flag.message_en
     assert flag_back_translation(0.9) is None
     assert flag_back_translation(None) is None
     assert flag_back_translation(0.95, threshold=0.97) is not None
     with pytest.raises(ValueError):
         flag_back_translation(float("nan"))
+    # The default measure is id-csqa's, the sentence embedding; the flag names it in both languages.
+    assert flag.details == {"similarity": 0.85, "threshold": 0.9, "measure": "embedding"}
+    assert "sentence embedding (multilingual-e5-small) similarity 0.850" in flag.message_en
+    assert "kemiripan embedding kalimat (multilingual-e5-small) 0,850" in flag.message_id
+    chrf = flag_back_translation(0.85, measure="chrf")
+    assert chrf.details["measure"] == "chrf"
+    assert "(chrF++ similarity 0.850, threshold 0.90)" in chrf.message_en
+    assert "(kemiripan chrF++ 0,850, ambang 0,90)" in chrf.message_id
+
+
+def test_back_translation_embedding_similarity_at_the_09_boundary():
+    # Embedding cosines of this model are compressed: 0.899 is an unrelated-looking back-translation, 0.9 is
+    # id-csqa's boundary and passes, a paraphrase scores 0.915 or more.
+    assert flag_back_translation(0.899, measure="embedding") is not None
+    assert flag_back_translation(0.9, measure="embedding") is None
+    assert flag_back_translation(0.915, measure="embedding") is None
+    # Three decimals: with two, 0.896 would read 0.90 next to a threshold of 0.90.
+    flag = flag_back_translation(0.896, measure="embedding")
+    assert "similarity 0.896, threshold 0.90" in flag.message_en
+    assert "0,896, ambang 0,90" in flag.message_id
+
+
+def test_back_translation_similarity_from_outside_goes_with_the_measures_own_threshold():
+    unit = TranslationUnitInput("Kota", "Kutha", "ind", "jav", back_translation="Kota Bu")
+
+    def flags(similarity: float, **config) -> list:
+        context = FlagContext(back_translation_similarity=similarity, config=FlagConfig(**config))
+        return [f for f in compute_flags(unit, context=context) if f.code == LOW_BACK_TRANSLATION]
+
+    # Embedding (the default): its own threshold; the chrF++ threshold plays no part.
+    assert flags(0.93, back_translation_embedding_threshold=0.95, back_translation_threshold=0.5) != []
+    assert flags(0.93, back_translation_embedding_threshold=0.92, back_translation_threshold=0.99) == []
+    [flag] = flags(0.93, back_translation_embedding_threshold=0.95)
+    assert flag.details == {"similarity": 0.93, "threshold": 0.95, "measure": "embedding"}
+    # chrF++: its threshold, not the embedding one.
+    chrf = {"back_translation_measure": "chrf"}
+    assert (
+        flags(0.93, back_translation_threshold=0.95, back_translation_embedding_threshold=0.5, **chrf) != []
+    )
+    assert (
+        flags(0.93, back_translation_threshold=0.92, back_translation_embedding_threshold=0.99, **chrf) == []
+    )
+
+
+def test_an_embedding_similarity_must_come_from_outside_and_the_measure_must_be_known():
+    unit = TranslationUnitInput("Kota", "Kutha", "ind", "jav", back_translation="Kota Bu")
+    with pytest.raises(ValueError, match="no embedding similarity was given"):
+        compute_flags(unit, context=FlagContext())
+    # Without a back-translation there is nothing to measure.
+    assert compute_flags(TranslationUnitInput("Kota", "Kutha", "ind", "jav")) == []
+    with pytest.raises(ValueError, match="unknown back-translation measure 'labse'"):
+        FlagConfig(back_translation_measure="labse")
+    with pytest.raises(ValueError, match="unknown back-translation measure"):
+        flag_back_translation(0.5, measure="bleu")
+    assert set(tf.BACK_TRANSLATION_MEASURES) == {"embedding", "chrf"}
+    assert tf.DEFAULT_BACK_TRANSLATION_MEASURE == "embedding"
 
 
 def test_back_translation_chrf_pp_by_hand_at_the_09_boundary():
@@ -446,16 +712,18 @@ def test_back_translation_chrf_pp_by_hand_at_the_09_boundary():
 
     def flags(back: str, **config) -> list[str]:
         unit = TranslationUnitInput("Kota", "Kutha", "ind", "jav", back_translation=back)
-        return codes(compute_flags(unit, context=FlagContext(config=FlagConfig(**config))))
+        config = FlagConfig(back_translation_measure="chrf", **config)
+        return codes(compute_flags(unit, context=FlagContext(config=config)))
 
     assert flags("Kota B") == []  # 0.90019 >= 0.9: kept, as id-csqa kept 0.9 and above
     assert flags("Kota B", back_translation_threshold=0.901) == [LOW_BACK_TRANSLATION]
     assert flags("Kota Bu") == [LOW_BACK_TRANSLATION]
     assert flags("Kota Bu", back_translation_threshold=0.84) == []
     flag = compute_flags(
-        TranslationUnitInput("Kota", "Kutha", "ind", "jav", back_translation="Kota Bu"), context=FlagContext()
+        TranslationUnitInput("Kota", "Kutha", "ind", "jav", back_translation="Kota Bu"),
+        context=FlagContext(config=FlagConfig(back_translation_measure="chrf")),
     )[0]
-    assert flag.details == {"similarity": 0.8442, "threshold": 0.9, "measure": "chrF++"}
+    assert flag.details == {"similarity": 0.8442, "threshold": 0.9, "measure": "chrf"}
     assert "chrF++" in flag.message_en and "chrF++" in flag.message_id
     # No back-translation: no similarity, no flag.
     assert codes(compute_flags(TranslationUnitInput("Kota", "Kutha", "ind", "jav"))) == []

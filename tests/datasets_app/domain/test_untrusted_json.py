@@ -59,3 +59,30 @@ def test_loads_refuses_an_escaped_nul_and_passes_other_errors_through():
     with pytest.raises(json.JSONDecodeError):
         loads("{not json")
     assert loads(b'{"a": [1, 2]}') == {"a": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"a": "x\\u0000"}',  # an escaped NUL in bytes
+        '{"k\\u0000ey": 1}'.encode("utf-16"),  # text the decoder reads as UTF-16
+        '{"a": "x\\u0000"}'.encode("utf-32"),
+        json.dumps(nested(MAX_JSON_DEPTH + 1)),  # one level too deep, exactly
+        json.dumps({"a": nested(MAX_JSON_DEPTH)}).encode(),
+    ],
+)
+def test_loads_finds_every_problem_the_walk_finds(text):
+    # loads spares the walk to text that cannot hold a problem; text that does is always walked.
+    with pytest.raises(UnsafeJson):
+        loads(text)
+
+
+def test_loads_takes_text_that_only_looks_like_a_problem():
+    # A backslash before u0000 (no NUL), and brackets inside strings (no nesting).
+    assert loads('{"a": "\\\\u0000"}') == {"a": "\\u0000"}
+    assert loads(b'{"a": "\\\\u0000"}') == {"a": "\\u0000"}
+    brackets = "[" * (MAX_JSON_DEPTH * 2)
+    assert loads(json.dumps({"a": brackets, "b": nested(MAX_JSON_DEPTH - 1)})) == {
+        "a": brackets,
+        "b": nested(MAX_JSON_DEPTH - 1),
+    }

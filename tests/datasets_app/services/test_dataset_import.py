@@ -215,6 +215,35 @@ def test_translation_units(tmp_path):
     assert (t2.status, t2.source_language) == ("to_translate", "ind")
 
 
+def test_imported_back_translations_are_flagged_by_sentence_embedding(tmp_path):
+    base = {"source_language": "ind", "target_language": "jav", "register": "krama"}
+    rows = [
+        {
+            **base,
+            "id": "t1",
+            "source": "Saya makan nasi di rumah.",
+            "translation": "Kula nedha sekul wonten griya.",
+            "meta": {"back_translation": "Di rumah saya makan nasi."},
+        },
+        {
+            **base,
+            "id": "t2",
+            "source": "Ibu pergi ke pasar pagi ini.",
+            "translation": "Ibu tindak dhateng peken enjing menika.",
+            "meta": {"back_translation": "Kereta berangkat setiap pagi."},
+        },
+        # Not translated yet: its back-translation is not compared.
+        {**base, "id": "t3", "source": "Adik sedang belajar.", "meta": {"back_translation": "Hujan turun."}},
+    ]
+    dataset_import(path=write_jsonl(tmp_path / "t.jsonl", rows), name="tr-back")
+    flags = {u.external_id: u.flags for u in TranslationUnit.objects.all()}
+    assert flags["t1"] == [] and flags["t3"] == []
+    [flag] = flags["t2"]
+    assert flag["code"] == "low_back_translation"
+    assert flag["details"]["measure"] == "embedding" and flag["details"]["threshold"] == 0.9
+    assert flag["details"]["similarity"] < 0.9
+
+
 def test_translation_bad_line_writes_nothing(tmp_path):
     rows = [
         {"id": "t1", "source": "Saya makan nasi.", "target_language": "jav"},

@@ -1,0 +1,80 @@
+"""``{% memo %}``: kept per key and language, the ``vary`` value put in escaped, unhashable keys not kept."""
+
+import pytest
+from django.template import Context, Engine, TemplateSyntaxError
+from django.utils import translation
+
+from annotation.templatetags import memo
+
+ENGINE = Engine(libraries={"memo": "annotation.templatetags.memo", "i18n": "django.templatetags.i18n"})
+
+
+def render(source: str, **values) -> str:
+    return ENGINE.from_string(source).render(Context(values))
+
+
+def test_the_block_is_rendered_once_per_key():
+    template = ENGINE.from_string("{% load memo %}{% memo key %}{{ shown }}{% endmemo %}")
+    assert template.render(Context({"key": 1, "shown": "first"})) == "first"
+    # Same key: what was kept, whatever else the context holds (the key must name what the block shows).
+    assert template.render(Context({"key": 1, "shown": "second"})) == "first"
+    assert template.render(Context({"key": 2, "shown": "second"})) == "second"
+
+
+def test_the_vary_value_is_put_in_escaped_at_each_use():
+    template = ENGINE.from_string(
+        '{% load memo %}{% memo key vary name=field %}<input name="{{ name }}" title="{{ name }}">{% endmemo %}'
+    )
+    assert template.render(Context({"key": "k", "field": "r-1-fluency"})) == (
+        '<input name="r-1-fluency" title="r-1-fluency">'
+    )
+    assert template.render(Context({"key": "k", "field": 'a"<b>'})) == (
+        '<input name="a&quot;&lt;b&gt;" title="a&quot;&lt;b&gt;">'
+    )
+
+
+def test_the_language_is_part_of_the_key():
+    template = ENGINE.from_string('{% load memo i18n %}{% memo "x" %}{% translate "Skip" %}{% endmemo %}')
+    with translation.override("en"):
+        assert template.render(Context()) == "Skip"
+    with translation.override("id"):
+        assert template.render(Context()) == "Lewati"
+    with translation.override("en"):
+        assert template.render(Context()) == "Skip"
+
+
+def test_lists_dicts_and_content_keys_make_keys():
+    class View:
+        def __init__(self, content_key):
+            self.content_key = content_key
+
+    template = ENGINE.from_string("{% load memo %}{% memo views options %}{{ shown }}{% endmemo %}")
+    assert template.render(Context({"views": [View("a")], "options": {"k": [1]}, "shown": 1})) == "1"
+    assert template.render(Context({"views": [View("a")], "options": {"k": [1]}, "shown": 2})) == "1"
+    assert template.render(Context({"views": [View("b")], "options": {"k": [1]}, "shown": 2})) == "2"
+    assert template.render(Context({"views": [View("b")], "options": {"k": [2]}, "shown": 3})) == "3"
+
+
+def test_a_value_that_cannot_be_a_key_renders_every_time():
+    template = ENGINE.from_string(
+        "{% load memo %}{% memo key vary n=number %}{{ n }}{{ shown }}{% endmemo %}"
+    )
+    assert template.render(Context({"key": ({1},), "number": 1, "shown": "a"})) == "1a"
+    assert template.render(Context({"key": ({1},), "number": 2, "shown": "b"})) == "2b"
+
+
+def test_what_is_kept_is_bounded():
+    template = ENGINE.from_string("{% load memo %}{% memo key %}{{ key }}{% endmemo %}")
+    for key in range(memo.MEMO_SIZE + 10):
+        assert template.render(Context({"key": key})) == str(key)
+    node = next(n for n in template.nodelist if isinstance(n, memo.MemoNode))
+    assert len(node.kept) <= memo.MEMO_SIZE
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["{% memo %}x{% endmemo %}", "{% memo a vary %}x{% endmemo %}", "{% memo a vary n=b c %}x{% endmemo %}"],
+)
+def test_malformed_tags_are_refused(source):
+    with pytest.raises(TemplateSyntaxError):
+        render("{% load memo %}" + source)
