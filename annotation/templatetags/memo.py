@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from django import template
 from django.template.base import FilterExpression, Node, NodeList, Parser, Token
+from django.template.defaultfilters import linebreaksbr
+from django.template.loader import get_template
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
@@ -108,3 +111,72 @@ def memo(parser: Parser, token: Token) -> MemoNode:
     nodelist = parser.parse(("endmemo",))
     parser.delete_first_token()
     return MemoNode(nodelist, [parser.compile_filter(bit) for bit in bits], vary)
+
+
+# --- the response card ------------------------------------------------------------------------------------
+
+_CARD_TEMPLATE = "annotation/_response_card.html"
+_CARD_NUMBER = f"{_MARKER}-n"
+_cards: dict[Hashable, tuple[list[str], int]] = {}
+
+
+@dataclass(frozen=True)
+class _MarkedResponse:
+    number: str
+    label: str
+    turns: list[str]
+
+
+def _turn_marker(index: int) -> str:
+    return f"{_MARKER}-t{index}-"
+
+
+@register.simple_tag(takes_context=True)
+def response_card(context: template.Context, row: dict[str, Any], read_only: bool = False) -> SafeString:
+    """One response's card (``annotation/_response_card.html``), as ``{% include %}`` of that template with
+    ``row`` and ``read_only`` renders it.
+
+    The card is rendered once per process for each combination of its scales (``row.scales_key``), its
+    label, its number of turns, ``read_only`` and the active language, with markers in place of the
+    response's number and of each turn's text; each use puts them in (each turn escaped and with its line
+    breaks, as the template's ``linebreaksbr``)."""
+    response = row["response"]
+    turns = response.turns
+    key = (
+        get_language(),
+        context.autoescape,
+        bool(read_only),
+        response.label,
+        len(turns),
+        _key_of(row["scales_key"]),
+    )
+    try:
+        kept = _cards.get(key)
+    except TypeError:  # scales that cannot be a key: render as the include does
+        kept = None
+        key = None
+    if kept is None:
+        marked = {
+            "response": _MarkedResponse(
+                _CARD_NUMBER, response.label, [_turn_marker(i) for i in range(len(turns))]
+            ),
+            "cells": row["cells"],
+            "scales_key": row["scales_key"],
+        }
+        card = get_template(_CARD_TEMPLATE).template
+        with context.push(row=marked, read_only=read_only):
+            html = card.render(context)
+        for index in range(len(turns)):
+            html = html.replace(_turn_marker(index), f"{_MARKER}-t-")
+        kept = (html.split(f"{_MARKER}-t-"), len(turns))
+        if key is not None:
+            if len(_cards) >= MEMO_SIZE:
+                _cards.clear()
+            _cards[key] = kept
+    pieces, _count = kept
+    number = str(response.number)
+    shown = [pieces[0].replace(_CARD_NUMBER, number)]
+    for text, piece in zip(turns, pieces[1:], strict=True):
+        shown.append(str(linebreaksbr(text, autoescape=context.autoescape)))
+        shown.append(piece.replace(_CARD_NUMBER, number))
+    return mark_safe("".join(shown))

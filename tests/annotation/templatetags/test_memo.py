@@ -78,3 +78,54 @@ def test_what_is_kept_is_bounded():
 def test_malformed_tags_are_refused(source):
     with pytest.raises(TemplateSyntaxError):
         render("{% load memo %}" + source)
+
+
+# --- {% response_card %} -----------------------------------------------------------------------------------
+
+
+def _rows(turns_per_response, *, selected="", errors=None):
+    from annotation.selectors.core import CriterionView, ShownResponse
+    from annotation.views.common import response_rows
+
+    levels = {"en": [(1, "Poor"), (5, "Fine")], "id": [(1, "Buruk"), (5, "Baik")]}
+    criteria = [
+        CriterionView("relevance", {"en": "Relevance", "id": "Relevansi"}, {}, levels, 1),
+        CriterionView("fluency", {"en": "Fluency", "id": "Kelancaran"}, {}, levels, 1),
+    ]
+
+    responses = [
+        ShownResponse(number=n, label=f"Response {n}", turns=turns)
+        for n, turns in enumerate(turns_per_response, start=1)
+    ]
+    ratings = {"1": {"fluency": selected}} if selected else {}
+    return response_rows(responses, criteria, ratings, errors)
+
+
+TURNS = [
+    ["one line"],
+    ['two\nlines with <b>markup</b> & "quotes"', "second turn\r\nwith a break"],
+    ["memo-0123 looks like a marker", ""],
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "id"])
+@pytest.mark.parametrize("read_only", [False, True])
+def test_the_response_card_equals_the_include_of_its_template(lang, read_only):
+    from django.template import engines
+    from django.template.loader import get_template
+
+    include = get_template("annotation/_response_card.html")
+    tag = engines["django"].engine.from_string(
+        "{% load memo %}{% for row in rows %}{% response_card row read_only %}{% endfor %}"
+    )
+    with translation.override(lang):
+        for rows in (
+            _rows(TURNS),
+            _rows(TURNS, selected="3"),
+            _rows(TURNS, errors={"ratings.1.fluency": ["Choose one."]}),
+            _rows([["other text"], ["x"], ["y\n\nz"]]),  # the kept cards, other texts
+        ):
+            expected = "".join(
+                include.template.render(Context({"row": row, "read_only": read_only})) for row in rows
+            )
+            assert tag.render(Context({"rows": rows, "read_only": read_only})) == expected
