@@ -30,6 +30,11 @@ from webhooks.services import SUBSCRIPTIONS_KEY
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+ANSWERS = [
+    ("Apa ibu kota Indonesia?", "Jakarta.", "Bandung."),
+    ("Berapa 2 + 3?", "Lima.", "Enam."),
+    ("Sebutkan satu pulau di Indonesia.", "Sumatra.", "Tasmania."),
+]
 PROMPTS = [
     {
         "id": f"p{i}",
@@ -38,13 +43,7 @@ PROMPTS = [
         "prompt": question,
         "responses": [{"model": "model-a", "text": good}, {"model": "model-b", "text": bad}],
     }
-    for i, (question, good, bad) in enumerate(
-        [
-            ("Apa ibu kota Indonesia?", "Jakarta.", "Bandung."),
-            ("Berapa 2 + 3?", "Lima.", "Enam."),
-            ("Sebutkan satu pulau di Indonesia.", "Sumatra.", "Tasmania."),
-        ]
-    )
+    for i, (question, good, bad) in enumerate(ANSWERS)
 ]
 
 
@@ -218,15 +217,28 @@ def test_a_study_end_to_end_through_the_client(
         assert [h["id"] for h in manager.webhooks.list(project=pid)] == [hook["id"]]
 
         # the annotation loop: ani answers every task; budi skips one and answers the rest, chaining next
-        answer = {"ratings": {"1": {"relevance": 5, "fluency": 4}, "2": {"relevance": 2, "fluency": 3}}}
+        # Rated by what each response says, not by its shown position (the order is shuffled per
+        # annotator), so both annotators prefer the same model and the export below has pairs.
+        good = {good for _question, good, _bad in ANSWERS}
+
+        def answer(task: dict) -> dict:
+            return {
+                "ratings": {
+                    str(r["number"]): {"relevance": 5, "fluency": 4}
+                    if r["turns"][-1] in good
+                    else {"relevance": 2, "fluency": 3}
+                    for r in task["responses"]
+                }
+            }
+
         for task in first.annotation.tasks(pid):
             assert "model-a" not in json.dumps(task) and "model-b" not in json.dumps(task)
-            assert first.annotation.submit(task["task"], answer, seconds=3)["outcome"] == "created"
+            assert first.annotation.submit(task["task"], answer(task), seconds=3)["outcome"] == "created"
         task = second.annotation.next(pid)
         assert second.annotation.skip(task["task"], reason="tidak yakin")["status"] == "skipped"
         task = second.annotation.next(pid)
         while task is not None:
-            task = second.annotation.submit(task["task"], answer, next=True)["next"]
+            task = second.annotation.submit(task["task"], answer(task), next=True)["next"]
         progress = manager.projects.progress(pid)
         assert (progress["project"]["done"], progress["project"]["required"]) == (5, 9)  # groups A, B and C
         # ani's first submit and the progress read were answered 503 once each: both retried after the
