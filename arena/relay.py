@@ -4,8 +4,10 @@ Subscribed to the battle's Redis channels first, then the stored text of both si
 published in between is lost, and a reconnecting browser catches up), then each new piece as the worker
 publishes it. The stored answers are read again every ``recheck_s`` seconds (every ``poll_s`` without
 Redis), which also catches the end of an answer whose worker died before it could publish. The stream ends
-when both sides finished or one failed, or after ``timeout_s``; an overdue battle is ended as not counted
-then. Every frame goes through ``arena.domain.battles.sse_frame``, which refuses any key but a side letter,
+when both sides finished or one failed, or after ``timeout_s``. A battle still answering past its turn's
+deadline (a model worker that died, a model that hangs) is ended as not counted at the first read after
+the deadline, or at ``timeout_s`` at the latest, so the voter is not kept waiting for the stream's own
+limit. Every frame goes through ``arena.domain.battles.sse_frame``, which refuses any key but a side letter,
 a turn, text and a status.
 """
 
@@ -17,6 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.db import DatabaseError
+from django.utils import timezone
 
 from arena import selectors, services, streams
 from arena.domain.battles import (
@@ -46,6 +49,7 @@ def battle_stream(
 ) -> Iterator[bytes]:
     token, battle_id = battle.token, battle.pk
     started = clock()
+    overdue_at = started + max(0.0, (battle.turn_deadline - timezone.now()).total_seconds())
     sent = dict.fromkeys(SIDES, 0)
     finished: dict[str, str] = {}
     yield b"retry: 3000\n\n"
@@ -58,6 +62,9 @@ def battle_stream(
                 last_read = now
                 try:
                     state = selectors.battle_turn_state(battle_id=battle_id, turn=turn)
+                    if state["battle"][0] == Battle.Status.STREAMING and now >= overdue_at:
+                        services.battle_expire(battle_id=battle_id)
+                        state = selectors.battle_turn_state(battle_id=battle_id, turn=turn)
                 except DatabaseError:  # a busy database: the stream goes on and reads again next time
                     logger.warning("arena: could not read battle %s this time", battle_id, exc_info=True)
                     state = None

@@ -41,7 +41,7 @@ from arena.domain.battles import (
     failed_event,
     prompt_problems,
 )
-from arena.domain.sampling import PairChoice, sample_pair
+from arena.domain.sampling import PairChoice, live_ratings, sample_pair, vote_matrix
 from arena.models import Arena, Battle, BattleAnswer, new_battle_token
 from datasets_app.jobs import task_named
 from datasets_app.models import Dataset, Prompt, Response
@@ -191,24 +191,27 @@ def _dataset_name(name: str) -> str:
 
 def pair_choose(*, arena: Arena, endpoints: Sequence[ModelEndpoint], rng: np.random.Generator) -> PairChoice:
     """The two endpoints of a new battle by the arena's sampler (``arena.domain.sampling``): uniform over
-    pairs, or active, which favours the pair whose next vote narrows the rating intervals most (from the
-    votes each pair has had; every pair keeps a floor). The choice carries its probability."""
+    pairs, or active, which favours the pair whose next vote narrows the rating intervals most, from the
+    votes each pair has had and the current Bradley-Terry ratings of the arena's counted battles (voted,
+    not taken out; every endpoint that ever battled takes part in the fit); every pair keeps a floor. The
+    choice carries its probability."""
     names = [endpoint.model_name for endpoint in endpoints]
-    votes = None
-    if arena.sampler == Arena.Sampler.ACTIVE:
-        index = {endpoint.pk: n for n, endpoint in enumerate(endpoints)}
-        votes = np.zeros((len(endpoints), len(endpoints)))
-        counted = (
-            Battle.objects.filter(project_id=arena.project_id, status=Battle.Status.VOTED)
-            .values_list("endpoint_a_id", "endpoint_b_id")
-            .annotate(n=Count("id"))
-            .order_by()
-        )
-        for a, b, n in counted:
-            if a in index and b in index:
-                votes[index[a], index[b]] += n
-                votes[index[b], index[a]] += n
-    return sample_pair(names, rng, sampler=arena.sampler, votes=votes)
+    if arena.sampler != Arena.Sampler.ACTIVE:
+        return sample_pair(names, rng, sampler=arena.sampler)
+    counted = list(
+        Battle.objects.filter(project_id=arena.project_id, status=Battle.Status.VOTED, excluded=False)
+        .values_list("endpoint_a_id", "endpoint_b_id", "vote")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    ids = [endpoint.pk for endpoint in endpoints]
+    ids += sorted({pk for a, b, _, _ in counted for pk in (a, b)} - set(ids))
+    index = {pk: n for n, pk in enumerate(ids)}
+    outcomes = [(index[a], index[b], vote, n) for a, b, vote, n in counted]
+    active = np.arange(len(endpoints))
+    votes = vote_matrix(len(ids), outcomes)[np.ix_(active, active)]
+    ratings = live_ratings(len(ids), outcomes)[active]
+    return sample_pair(names, rng, sampler=arena.sampler, votes=votes, ratings=ratings)
 
 
 def _membership(project: Project, user: AbstractBaseUser) -> Membership:

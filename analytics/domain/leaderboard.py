@@ -19,7 +19,8 @@ or any ``<f>_a`` / ``<f>_b`` column pair) the battle's normalised difference (s_
 (0 when both are 0) is standardised over the battles (minus its mean, over its population standard
 deviation); gamma_f is the change of the log-odds of A winning per standard deviation of that difference.
 
-Fit. Maximum likelihood by Newton's method with step halving, written here on numpy: the log-likelihood is
+Fit. Maximum likelihood by Newton's method with step halving, on numpy (``arena.domain.bradley_terry``, the
+one implementation, which the arena's active sampler also calls for its live ratings): the log-likelihood is
 concave, Newton converges in a handful of steps to machine precision, and the Hessian it builds is needed
 anyway for the vote-drop search. (scipy is not a dependency of the project.) Battles are first folded into
 distinct outcomes ((a, b, z) rows with counts of A wins, B wins and ties), so a fit costs the number of
@@ -56,10 +57,26 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from arena.domain.bradley_terry import (
+    A_WINS,
+    B_WINS,
+    ELO_SCALE,
+    TIED,
+    Design,
+    FitError,
+    connected,
+    connected_batch,
+    fit,
+    fit_batch,
+    fold,
+    predictor,
+    rated_component,
+    split_params,
+)
+
 if TYPE_CHECKING:
     import pandas as pd
 
-ELO_SCALE = 400.0 / math.log(10.0)  # rating points per unit of log-odds
 ANCHOR = 1000.0
 TIES = ("half", "davidson")
 GROUP_COLUMNS = ("language", "register", "category")
@@ -68,8 +85,6 @@ GROUP_COLUMNS = ("language", "register", "category")
 ARENA_STYLE_FEATURES = ("length", "headers", "bold", "lists")
 MAX_PAGE_DRAWS = 2000
 
-# Outcome columns of the folded counts.
-A_WINS, B_WINS, TIED = 0, 1, 2
 WINNERS = {
     "model_a": A_WINS,
     "a": A_WINS,
@@ -84,10 +99,6 @@ WINNERS = {
 OUTCOME_NAMES = ("model_a", "model_b", "tie")
 BOTH_BAD = ("tie (bothbad)", "both_bad", "both bad", "bothbad")
 UNSPECIFIED = "(unspecified)"
-
-_MAX_NEWTON = 100
-_MAX_THETA = 60.0  # |log-odds| beyond this (about 10,000 rating points) means no finite estimate
-_STEP_TOL = 1e-10
 
 
 class LeaderboardError(ValueError):
@@ -280,294 +291,6 @@ def leaderboard_options(
     )
 
 
-# --- the fit ----------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Design:
-    """Distinct outcomes: rows (a, b, z) with counts of A wins, B wins and ties (R x 3)."""
-
-    a: np.ndarray
-    b: np.ndarray
-    z: np.ndarray  # R x F
-    counts: np.ndarray  # R x 3 (float)
-    k: int  # models in the fit
-    davidson: bool
-
-    @property
-    def n_params(self) -> int:
-        # theta_1..theta_{k-1} (theta_0 = 0), gamma, and log(nu) for Davidson
-        return self.k - 1 + self.z.shape[1] + (1 if self.davidson else 0)
-
-    def entries(self) -> tuple[np.ndarray, np.ndarray]:
-        """Sparse rows of the design of d: column indices and values (a trash column for theta_0)."""
-        f = self.z.shape[1]
-        trash = self.n_params
-        cols = np.empty((len(self.a), 2 + f), dtype=np.int64)
-        vals = np.empty((len(self.a), 2 + f))
-        cols[:, 0] = np.where(self.a == 0, trash, self.a - 1)
-        cols[:, 1] = np.where(self.b == 0, trash, self.b - 1)
-        vals[:, 0] = 1.0
-        vals[:, 1] = -1.0
-        cols[:, 2:] = np.arange(self.k - 1, self.k - 1 + f)
-        vals[:, 2:] = self.z
-        return cols, vals
-
-
-def _split(design: _Design, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    k, f = design.k, design.z.shape[1]
-    theta = np.concatenate(([0.0], beta[: k - 1]))
-    gamma = beta[k - 1 : k - 1 + f]
-    log_nu = float(beta[-1]) if design.davidson else 0.0
-    return theta, gamma, log_nu
-
-
-def _predictor(design: _Design, beta: np.ndarray) -> np.ndarray:
-    theta, gamma, _ = _split(design, beta)
-    return theta[design.a] - theta[design.b] + design.z @ gamma
-
-
-def _loglik(design: _Design, beta: np.ndarray, counts: np.ndarray) -> float:
-    d = _predictor(design, beta)
-    n_a, n_b, n_t = counts[:, A_WINS], counts[:, B_WINS], counts[:, TIED]
-    if design.davidson:
-        log_nu = beta[-1]
-        log_d = np.logaddexp(np.logaddexp(d / 2, -d / 2), log_nu)
-        return float(np.sum(n_a * d / 2 - n_b * d / 2 + n_t * log_nu - (n_a + n_b + n_t) * log_d))
-    wins = n_a + n_t / 2
-    losses = n_b + n_t / 2
-    return float(-np.sum(wins * np.logaddexp(0.0, -d) + losses * np.logaddexp(0.0, d)))
-
-
-def _row_derivatives(
-    design: _Design, beta: np.ndarray, counts: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
-    """Per row: dl/dd, d2l/dd2, and for Davidson dl/dlog_nu, d2l/dd dlog_nu, d2l/dlog_nu2."""
-    d = _predictor(design, beta)
-    n_a, n_b, n_t = counts[:, A_WINS], counts[:, B_WINS], counts[:, TIED]
-    n = n_a + n_b + n_t
-    if not design.davidson:
-        p = 1.0 / (1.0 + np.exp(-d))
-        return n_a + n_t / 2 - n * p, -n * p * (1 - p), None, None, None
-    log_nu = beta[-1]
-    log_d = np.logaddexp(np.logaddexp(d / 2, -d / 2), log_nu)
-    p_a, p_b, p_t = np.exp(d / 2 - log_d), np.exp(-d / 2 - log_d), np.exp(log_nu - log_d)
-    g_d = (n_a - n_b) / 2 - n * (p_a - p_b) / 2
-    h_dd = -n * ((p_a + p_b) / 4 - (p_a - p_b) ** 2 / 4)
-    g_l = n_t - n * p_t
-    h_dl = n * (p_a - p_b) * p_t / 2
-    h_ll = -n * p_t * (1 - p_t)
-    return g_d, h_dd, g_l, h_dl, h_ll
-
-
-def _gradient_hessian(
-    design: _Design, beta: np.ndarray, counts: np.ndarray, entries: tuple[np.ndarray, np.ndarray]
-) -> tuple[np.ndarray, np.ndarray]:
-    cols, vals = entries
-    size = design.n_params + 1  # with the trash column
-    g_d, h_dd, g_l, h_dl, h_ll = _row_derivatives(design, beta, counts)
-    grad = np.bincount(cols.ravel(), weights=(g_d[:, None] * vals).ravel(), minlength=size)
-    # Model block from the two +1/-1 entries of each row; style blocks by dense products (z is R x F).
-    hess = np.zeros(size * size)
-    for p in range(2):
-        for q in range(2):
-            hess += np.bincount(
-                cols[:, p] * size + cols[:, q], weights=h_dd * vals[:, p] * vals[:, q], minlength=size * size
-            )
-    hess = hess.reshape(size, size)
-    f = design.z.shape[1]
-    if f:
-        first = design.k - 1
-        hz = h_dd[:, None] * design.z
-        hess[first : first + f, first : first + f] = design.z.T @ hz
-        for j in range(f):
-            cross = np.bincount(cols[:, 0], weights=hz[:, j], minlength=size) - np.bincount(
-                cols[:, 1], weights=hz[:, j], minlength=size
-            )
-            cross[first : first + f] = 0.0
-            hess[first + j, :first] = cross[:first]
-            hess[:first, first + j] = cross[:first]
-    if design.davidson:
-        last = design.n_params - 1
-        assert g_l is not None and h_dl is not None and h_ll is not None
-        grad[last] = g_l.sum()
-        cross = np.bincount(cols.ravel(), weights=(h_dl[:, None] * vals).ravel(), minlength=size)
-        hess[last, :] += cross
-        hess[:, last] += cross
-        hess[last, last] = h_ll.sum()
-    return grad[:-1], hess[:-1, :-1]
-
-
-def _newton(
-    design: _Design, counts: np.ndarray, start: np.ndarray | None = None, *, hessian: bool = True
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """The maximum-likelihood beta and (unless ``hessian`` is false) the Hessian there; LeaderboardError
-    when there is no finite one."""
-    entries = design.entries()
-    beta = np.zeros(design.n_params) if start is None else start.copy()
-    current = _loglik(design, beta, counts)
-    for _ in range(_MAX_NEWTON):
-        grad, hess = _gradient_hessian(design, beta, counts, entries)
-        try:
-            step = np.linalg.solve(-hess, grad)
-        except np.linalg.LinAlgError as exc:
-            raise LeaderboardError(
-                "the model cannot be fitted: some parameters cannot be told apart (style features that move "
-                "together, or too few battles)"
-            ) from exc
-        t = 1.0
-        while True:
-            trial = beta + t * step
-            value = _loglik(design, trial, counts)
-            if value >= current - 1e-12 * max(1.0, abs(current)) or t < 1e-8:
-                break
-            t /= 2
-        beta, current = trial, value
-        if not np.all(np.isfinite(beta)) or np.max(np.abs(beta[: design.k - 1]), initial=0.0) > _MAX_THETA:
-            raise LeaderboardError("no finite estimate: a model's wins or losses separate it from the rest")
-        if np.max(np.abs(t * step)) < _STEP_TOL:
-            break
-    else:
-        raise LeaderboardError("the fit did not converge (the data nearly separate some models)")
-    if not hessian:
-        return beta, None
-    _, hess = _gradient_hessian(design, beta, counts, entries)
-    return beta, hess
-
-
-def _connected_batch(design: _Design, counts: np.ndarray) -> np.ndarray:
-    """Per draw (counts B x R x 3): is the "won or tied against" graph strongly connected?"""
-    n_draws, k = len(counts), design.k
-    forward = (counts[:, :, A_WINS] + counts[:, :, TIED]) > 0
-    backward = (counts[:, :, B_WINS] + counts[:, :, TIED]) > 0
-    edge = np.zeros((n_draws, k, k), dtype=bool)
-    draw = np.repeat(np.arange(n_draws)[:, None], len(design.a), axis=1)
-    edge[draw[forward], design.a[np.nonzero(forward)[1]], design.b[np.nonzero(forward)[1]]] = True
-    edge[draw[backward], design.b[np.nonzero(backward)[1]], design.a[np.nonzero(backward)[1]]] = True
-    reach = (edge | np.eye(k, dtype=bool)[None]).astype(np.float64)
-    for _ in range(max(1, math.ceil(math.log2(max(k, 2)))) + 1):
-        reach = np.minimum(reach @ reach, 1.0)
-    return (reach > 0).all(axis=(1, 2))
-
-
-def _batch_loglik(design: _Design, beta: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    d = _batch_predictor(design, beta)
-    n_a, n_b, n_t = counts[:, :, A_WINS], counts[:, :, B_WINS], counts[:, :, TIED]
-    if design.davidson:
-        log_nu = beta[:, -1:]
-        log_d = np.logaddexp(np.logaddexp(d / 2, -d / 2), log_nu)
-        return np.sum(n_a * d / 2 - n_b * d / 2 + n_t * log_nu - (n_a + n_b + n_t) * log_d, axis=1)
-    return -np.sum((n_a + n_t / 2) * np.logaddexp(0.0, -d) + (n_b + n_t / 2) * np.logaddexp(0.0, d), axis=1)
-
-
-def _batch_predictor(design: _Design, beta: np.ndarray) -> np.ndarray:
-    k, f = design.k, design.z.shape[1]
-    theta = np.concatenate([np.zeros((len(beta), 1)), beta[:, : k - 1]], axis=1)
-    d = theta[:, design.a] - theta[:, design.b]
-    if f:
-        d = d + beta[:, k - 1 : k - 1 + f] @ design.z.T
-    return d
-
-
-def _newton_batch(design: _Design, counts: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """Maximum-likelihood betas of many resamples at once (counts B x R x 3), Newton's method with step
-    halving per resample; a row of NaN where a resample has no finite estimate."""
-    n_draws, k, f = len(counts), design.k, design.z.shape[1]
-    n_params = design.n_params
-    beta = np.repeat(start[None, :], n_draws, axis=0)
-    failed = np.zeros(n_draws, dtype=bool)
-    current = _batch_loglik(design, beta, counts)
-    n_a, n_b, n_t = counts[:, :, A_WINS], counts[:, :, B_WINS], counts[:, :, TIED]
-    n = n_a + n_b + n_t
-    draw = np.arange(n_draws)[:, None]
-    pair_index = (draw * k * k + design.a[None, :] * k + design.b[None, :]).ravel()
-    index_a = (draw * k + design.a[None, :]).ravel()
-    index_b = (draw * k + design.b[None, :]).ravel()
-
-    def by_model(weights: np.ndarray) -> np.ndarray:
-        """Per draw and model: the sum of ``weights`` over rows where it is A, minus where it is B."""
-        size = n_draws * k
-        plus = np.bincount(index_a, weights=weights.ravel(), minlength=size)
-        minus = np.bincount(index_b, weights=weights.ravel(), minlength=size)
-        return (plus - minus).reshape(n_draws, k)
-
-    for _ in range(_MAX_NEWTON):
-        d = _batch_predictor(design, beta)
-        if design.davidson:
-            log_nu = beta[:, -1:]
-            log_d = np.logaddexp(np.logaddexp(d / 2, -d / 2), log_nu)
-            p_a, p_b, p_t = np.exp(d / 2 - log_d), np.exp(-d / 2 - log_d), np.exp(log_nu - log_d)
-            g_d = (n_a - n_b) / 2 - n * (p_a - p_b) / 2
-            h_dd = -n * ((p_a + p_b) / 4 - (p_a - p_b) ** 2 / 4)
-        else:
-            p = 1.0 / (1.0 + np.exp(-d))
-            g_d = n_a + n_t / 2 - n * p
-            h_dd = -n * p * (1 - p)
-        grad = np.zeros((n_draws, n_params))
-        hess = np.zeros((n_draws, n_params, n_params))
-        # theta block: sum over rows of h (e_a - e_b)(e_a - e_b)^T, gathered per ordered pair
-        pairs = np.bincount(pair_index, weights=h_dd.ravel(), minlength=n_draws * k * k).reshape(
-            n_draws, k, k
-        )
-        both = pairs + pairs.transpose(0, 2, 1)
-        block = -both
-        block[:, np.arange(k), np.arange(k)] = both.sum(axis=2)
-        hess[:, : k - 1, : k - 1] = block[:, 1:, 1:]
-        grad[:, : k - 1] = by_model(g_d)[:, 1:]
-        if f:
-            grad[:, k - 1 : k - 1 + f] = g_d @ design.z
-            hess[:, k - 1 : k - 1 + f, k - 1 : k - 1 + f] = np.einsum(
-                "br,rf,rg->bfg", h_dd, design.z, design.z
-            )
-            for j in range(f):
-                cross = by_model(h_dd * design.z[None, :, j])
-                hess[:, : k - 1, k - 1 + j] = cross[:, 1:]
-                hess[:, k - 1 + j, : k - 1] = cross[:, 1:]
-        if design.davidson:
-            last = n_params - 1
-            h_dl = n * (p_a - p_b) * p_t / 2
-            grad[:, last] = (n_t - n * p_t).sum(axis=1)
-            hess[:, last, last] = (-n * p_t * (1 - p_t)).sum(axis=1)
-            cross = by_model(h_dl)
-            hess[:, last, : k - 1] = cross[:, 1:]
-            hess[:, : k - 1, last] = cross[:, 1:]
-            if f:
-                style_cross = h_dl @ design.z
-                hess[:, last, k - 1 : k - 1 + f] = style_cross
-                hess[:, k - 1 : k - 1 + f, last] = style_cross
-        live = ~failed
-        step = np.zeros_like(beta)
-        try:
-            step[live] = np.linalg.solve(-hess[live], grad[live][:, :, None])[:, :, 0]
-        except np.linalg.LinAlgError:
-            for i in np.flatnonzero(live):
-                try:
-                    step[i] = np.linalg.solve(-hess[i], grad[i])
-                except np.linalg.LinAlgError:
-                    failed[i] = True
-        t = np.ones(n_draws)
-        trial = beta + step
-        value = _batch_loglik(design, trial, counts)
-        worse = (value < current - 1e-12 * np.maximum(1.0, np.abs(current))) & ~failed
-        while worse.any() and t[worse].min() >= 1e-8:
-            t[worse] /= 2
-            trial[worse] = beta[worse] + t[worse, None] * step[worse]
-            value[worse] = _batch_loglik(design, trial[worse], counts[worse])
-            worse = (value < current - 1e-12 * np.maximum(1.0, np.abs(current))) & ~failed
-        moved = t[:, None] * step
-        beta, current = trial, value
-        bad = ~np.all(np.isfinite(beta), axis=1) | (
-            np.max(np.abs(beta[:, : k - 1]), axis=1, initial=0.0) > _MAX_THETA
-        )
-        failed |= bad
-        if np.all((np.max(np.abs(moved), axis=1) < _STEP_TOL) | failed):
-            break
-    else:
-        failed |= np.max(np.abs(moved), axis=1) >= _STEP_TOL
-    beta[failed] = np.nan
-    return beta
-
-
 # --- battles in, folded ------------------------------------------------------------------------------
 
 
@@ -684,53 +407,6 @@ def _is_number(value: Any) -> bool:
     return True
 
 
-def _fold(a: np.ndarray, b: np.ndarray, z: np.ndarray, outcome: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Distinct (a, b, z) rows and their outcome counts (R x 3)."""
-    if z.shape[1] == 0:
-        width = int(max(a.max(initial=0), b.max(initial=0))) + 1
-        pairs, inverse = np.unique(a * width + b, return_inverse=True)
-        counts = np.zeros((len(pairs), 3))
-        np.add.at(counts, (inverse.ravel(), outcome), 1.0)
-        return pairs // width, pairs % width, np.zeros((len(pairs), 0)), counts
-    keys = np.column_stack([a.astype(float), b.astype(float), z])
-    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    counts = np.zeros((len(unique), 3))
-    np.add.at(counts, (inverse, outcome), 1.0)
-    return unique[:, 0].astype(np.int64), unique[:, 1].astype(np.int64), unique[:, 2:], counts
-
-
-def _beaten_graph(a: np.ndarray, b: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
-    """edge[i, j]: i won or tied against j at least once."""
-    edge = np.zeros((k, k), dtype=bool)
-    forward = (counts[:, A_WINS] + counts[:, TIED]) > 0
-    backward = (counts[:, B_WINS] + counts[:, TIED]) > 0
-    edge[a[forward], b[forward]] = True
-    edge[b[backward], a[backward]] = True
-    return edge
-
-
-def _components(edge: np.ndarray) -> list[np.ndarray]:
-    """Strongly connected components (as index arrays) of a small graph, by transitive closure."""
-    k = len(edge)
-    reach = edge | np.eye(k, dtype=bool)
-    for _ in range(max(1, math.ceil(math.log2(max(k, 2)))) + 1):
-        reach = reach | ((reach.astype(np.int64) @ reach.astype(np.int64)) > 0)
-    mutual = reach & reach.T
-    seen = np.zeros(k, dtype=bool)
-    out = []
-    for i in range(k):
-        if not seen[i]:
-            members = np.flatnonzero(mutual[i])
-            seen[members] = True
-            out.append(members)
-    return out
-
-
-def _connected(a: np.ndarray, b: np.ndarray, counts: np.ndarray, k: int) -> bool:
-    return len(_components(_beaten_graph(a, b, counts, k))) == 1
-
-
 # --- the public function ------------------------------------------------------------------------------
 
 
@@ -792,22 +468,17 @@ def _board(
 ) -> Leaderboard:
     k_all = len(data.models)
     a, b, outcome, z = data.a[mask], data.b[mask], data.outcome[mask], data.z[mask]
-    fa, fb, fz, fcounts = _fold(a, b, z, outcome)
-    components = _components(_beaten_graph(fa, fb, fcounts, k_all))
+    fa, fb, fz, fcounts = fold(a, b, z, outcome)
     played = np.zeros(k_all, dtype=bool)
     played[a] = True
     played[b] = True
-    battles_in = [
-        int(fcounts[np.isin(fa, c) & np.isin(fb, c)].sum()) if len(c) > 1 else 0 for c in components
-    ]
-    best = max(range(len(components)), key=lambda i: (battles_in[i], len(components[i]), -components[i][0]))
-    rated = components[best] if battles_in[best] > 0 else np.array([], dtype=np.int64)
+    rated = rated_component(fa, fb, fcounts, k_all)
     if len(rated) < 2:
         raise LeaderboardError("no two models have both won and lost against each other: nothing to rate")
     position = np.full(k_all, -1, dtype=np.int64)
     position[rated] = np.arange(len(rated))
     inside = (position[fa] >= 0) & (position[fb] >= 0)
-    design = _Design(
+    design = Design(
         a=position[fa[inside]],
         b=position[fb[inside]],
         z=fz[inside],
@@ -819,8 +490,11 @@ def _board(
         raise LeaderboardError("the Davidson tie model needs at least one tie")
     if design.davidson and (design.counts[:, A_WINS] + design.counts[:, B_WINS]).sum() == 0:
         raise LeaderboardError("the Davidson tie model needs at least one battle that is not a tie")
-    beta, hess = _newton(design, design.counts)
-    theta, gamma, log_nu = _split(design, beta)
+    try:
+        beta, hess = fit(design, design.counts)
+    except FitError as exc:
+        raise LeaderboardError(str(exc)) from exc
+    theta, gamma, log_nu = split_params(design, beta)
     ratings = ELO_SCALE * (theta - theta.mean()) + ANCHOR
 
     f = len(data.features)
@@ -839,18 +513,18 @@ def _board(
         while done < bootstrap:
             size = min(chunk, bootstrap - done)
             resampled = rng.multinomial(total, probs, size=size).astype(float).reshape(size, -1, 3)
-            usable = _connected_batch(design, resampled)
+            usable = connected_batch(design, resampled)
             if design.davidson:
                 usable &= resampled[:, :, TIED].sum(axis=1) > 0
             fitted = np.full((size, design.n_params), np.nan)
             if usable.any() and f == 0:
-                fitted[usable] = _newton_batch(design, resampled[usable], beta)
+                fitted[usable] = fit_batch(design, resampled[usable], beta)
             elif usable.any():
                 # With style control a resample has as many rows as battles: one at a time is faster.
                 for i in np.flatnonzero(usable):
                     try:
-                        fitted[i], _ = _newton(design, resampled[i], start=beta, hessian=False)
-                    except LeaderboardError:
+                        fitted[i], _ = fit(design, resampled[i], start=beta, hessian=False)
+                    except FitError:
                         pass
             ok = ~np.isnan(fitted).any(axis=1)
             failed += int((~ok).sum())
@@ -992,11 +666,11 @@ def _rows(
 
 
 def _vote_drop(
-    design: _Design, beta: np.ndarray, hess: np.ndarray, names: list[str], max_steps: int = 200
+    design: Design, beta: np.ndarray, hess: np.ndarray, names: list[str], max_steps: int = 200
 ) -> VoteDrop:
     counts = design.counts.copy()
     total = float(counts.sum())
-    theta, _, _ = _split(design, beta)
+    theta, _, _ = split_params(design, beta)
     top = int(np.argmax(theta))
     forbidden = np.zeros_like(counts, dtype=bool)
     removed = 0
@@ -1004,7 +678,7 @@ def _vote_drop(
     taken: dict[tuple[str, str, str], int] = {}
     current_beta, current_hess = beta, hess
     for _ in range(max_steps):
-        theta, _, _ = _split(design, current_beta)
+        theta, _, _ = split_params(design, current_beta)
         leader = int(np.argmax(theta))
         gaps = theta[top] - theta
         gaps[top] = np.inf
@@ -1050,10 +724,10 @@ def _vote_drop(
             left -= step
         took = int(take - left)
         try:
-            if not _connected(design.a, design.b, trial, design.k):
-                raise LeaderboardError("disconnected")
-            fitted, fitted_hess = _newton(design, trial, start=current_beta)
-        except LeaderboardError:
+            if not connected(design.a, design.b, trial, design.k):
+                raise FitError("disconnected")
+            fitted, fitted_hess = fit(design, trial, start=current_beta)
+        except FitError:
             forbidden[rows, o] = True
             continue
         counts, current_beta, current_hess = trial, fitted, fitted_hess
@@ -1063,7 +737,7 @@ def _vote_drop(
     return VoteDrop(top=names[top], votes_removed=None, share=None, new_top=None, path=tuple(path))
 
 
-def _removal_effects(design: _Design, beta: np.ndarray, hess: np.ndarray, top: int) -> np.ndarray:
+def _removal_effects(design: Design, beta: np.ndarray, hess: np.ndarray, top: int) -> np.ndarray:
     """Linearised change of theta_top - theta_j for every j when one vote of each (row, outcome) goes."""
     k, f = design.k, design.z.shape[1]
     n_params = design.n_params
@@ -1077,7 +751,7 @@ def _removal_effects(design: _Design, beta: np.ndarray, hess: np.ndarray, top: i
     # x_r . solved for every row: theta part (with theta_0 = 0) and style part
     padded = np.vstack([np.zeros((1, k)), solved[: k - 1]])
     x_dot = padded[design.a] - padded[design.b] + design.z @ solved[k - 1 : k - 1 + f]
-    d = _predictor(design, beta)
+    d = predictor(design, beta)
     out = np.empty((len(design.a), 3, k))
     if design.davidson:
         log_nu = beta[-1]

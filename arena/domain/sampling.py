@@ -17,18 +17,27 @@ each model takes (A or B) is a fair coin on top. Randomness comes in as a ``nump
   deviation counts once per overlapping neighbour (every model once when none overlaps). The pair with
   the largest gain is drawn with probability 1 - floor_share + floor_share / P; every pair keeps at least
   ``floor_share / P`` (the floor), so no pair is starved and every probability stays known and positive.
+
+Live battles give the active sampler the votes per pair and the current ratings of the arena's voted
+battles (``vote_matrix``, ``live_ratings``): the plain Bradley-Terry fit of the leaderboard (ties as half
+wins, both-bad a tie; ``arena.domain.bradley_terry``), so the intervals it narrows are those the
+leaderboard will show.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from arena.domain.battles import VOTES
+from arena.domain.bradley_terry import A_WINS, B_WINS, ELO_SCALE, TIED, FitError, point_ratings
+
 SAMPLERS = ("uniform", "active")
-RATING_SCALE = 400.0 / math.log(10.0)  # rating points per unit of log-odds (the leaderboard's scale)
+RATING_SCALE = ELO_SCALE  # rating points per unit of log-odds (the leaderboard's scale)
+OUTCOME_OF_VOTE = {"A": A_WINS, "B": B_WINS, "tie": TIED, "both_bad": TIED}
 DEFAULT_FLOOR_SHARE = 0.2
 DEFAULT_PRIOR_VOTES = 1.0
 Z95 = 1.959963984540054
@@ -161,6 +170,48 @@ def sample_pair(
     else:
         raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}")
     return choose_pair(models, probabilities, rng, sampler=sampler)
+
+
+def _outcome_counts(k: int, outcomes: Iterable[tuple[int, int, str, int]]) -> tuple[np.ndarray, ...]:
+    """(a, b, counts R x 3) from rows (index of model A, index of model B, vote, number of battles)."""
+    rows = list(outcomes)
+    a = np.zeros(len(rows), dtype=np.int64)
+    b = np.zeros(len(rows), dtype=np.int64)
+    counts = np.zeros((len(rows), 3))
+    for n, (first, second, vote, number) in enumerate(rows):
+        if not (0 <= first < k and 0 <= second < k) or first == second:
+            raise ValueError(
+                f"outcome row {n + 1}: models {first} and {second} are not two of the {k} models"
+            )
+        if vote not in VOTES:
+            raise ValueError(f"outcome row {n + 1}: vote {vote!r} is not one of {', '.join(VOTES)}")
+        if number < 0:
+            raise ValueError(f"outcome row {n + 1}: a count of battles must be 0 or more")
+        a[n], b[n] = first, second
+        counts[n, OUTCOME_OF_VOTE[vote]] += number
+    return a, b, counts
+
+
+def vote_matrix(k: int, outcomes: Iterable[tuple[int, int, str, int]]) -> np.ndarray:
+    """Battles per unordered pair (symmetric k x k) from rows (index of A, index of B, vote, count)."""
+    a, b, counts = _outcome_counts(k, outcomes)
+    votes = np.zeros((k, k))
+    np.add.at(votes, (a, b), counts.sum(axis=1))
+    return votes + votes.T
+
+
+def live_ratings(k: int, outcomes: Iterable[tuple[int, int, str, int]]) -> np.ndarray:
+    """The active sampler's current ratings (rating points) of k models from voted battles given as rows
+    (index of A, index of B, vote, count): the leaderboard's plain Bradley-Terry fit, ties as half wins.
+    A model the fit cannot rate yet (no battles, never lost, never won) stands at the mean of the rated
+    ones; all stand at 0 while fewer than two can be rated or the fit has no finite estimate, which is
+    what the sampler assumes without ratings."""
+    a, b, counts = _outcome_counts(k, outcomes)
+    try:
+        ratings = point_ratings(a, b, counts, k)
+    except FitError:
+        return np.zeros(k)
+    return np.where(np.isfinite(ratings), ratings, 0.0)
 
 
 def _check_models(k: int) -> None:

@@ -91,6 +91,11 @@ class LlamaCppServer:
         return f"http://{self.host}:{self.port}/v1"
 
     @property
+    def pid(self) -> int | None:
+        """The server process's id (also its process group's), while it runs."""
+        return self._process.pid if self.running else None
+
+    @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 

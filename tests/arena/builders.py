@@ -45,3 +45,46 @@ def run_answers(battle, **kwargs) -> list[str]:
     turn = battle.n_turns - 1 if battle.n_turns else 0
     ids = BattleAnswer.objects.filter(battle=battle, turn=turn).order_by("side").values_list("pk", flat=True)
     return [services.battle_answer_stream(answer_id=answer_id, **kwargs) for answer_id in ids]
+
+
+def add_battles(project, user, endpoint_a, endpoint_b, votes: dict[str, int], **fields) -> list:
+    """Battles of endpoint_a (side A) against endpoint_b with the given numbers of each vote, written in bulk
+    as a history (voted by default; ``fields`` such as ``status`` or ``excluded`` set on every one)."""
+    from django.utils import timezone
+
+    from arena.models import Battle
+    from datasets_app.models import Prompt, Response
+
+    rows = [vote for vote, n in votes.items() for _ in range(n)]
+    start = next(_names) * 100_000
+    prompts = Prompt.objects.bulk_create(
+        Prompt(
+            dataset_id=project.dataset_id, external_id=f"history-{start + n}", language="ind", turns=["Halo"]
+        )
+        for n in range(len(rows))
+    )
+    responses = Response.objects.bulk_create(
+        Response(prompt=prompt, model_name=endpoint.model_name, turns=["Halo juga"], origin="generated")
+        for prompt in prompts
+        for endpoint in (endpoint_a, endpoint_b)
+    )
+    now = timezone.now()
+    fields = {"status": Battle.Status.VOTED, **fields}
+    return Battle.objects.bulk_create(
+        Battle(
+            project=project,
+            user=user,
+            prompt=prompt,
+            endpoint_a=endpoint_a,
+            endpoint_b=endpoint_b,
+            response_a=responses[2 * n],
+            response_b=responses[2 * n + 1],
+            sampler="uniform",
+            probability=1.0,
+            language="ind",
+            turn_deadline=now,
+            vote=vote if fields["status"] == Battle.Status.VOTED else "",
+            **fields,
+        )
+        for n, (prompt, vote) in enumerate(zip(prompts, rows, strict=True))
+    )

@@ -369,16 +369,17 @@ def test_vote_drop_under_style_control_removes_votes_in_batches():
 def test_the_batched_bootstrap_fit_equals_one_fit_per_draw(ties, features):
     # The bootstrap fits many resamples at once; each must equal the single-resample Newton fit.
     from analytics.domain import leaderboard as lb
+    from arena.domain import bradley_terry as bt
 
     battles = _synthetic(n=600, seed=9, style=bool(features))
     data = lb._prepare(battles, features, (), None)
-    a, b, z, counts = lb._fold(data.a, data.b, data.z, data.outcome)
-    design = lb._Design(a=a, b=b, z=z, counts=counts, k=len(data.models), davidson=ties == "davidson")
-    start, _ = lb._newton(design, counts)
+    a, b, z, counts = bt.fold(data.a, data.b, data.z, data.outcome)
+    design = bt.Design(a=a, b=b, z=z, counts=counts, k=len(data.models), davidson=ties == "davidson")
+    start, _ = bt.fit(design, counts)
     rng = np.random.default_rng(0)
     flat = counts.ravel()
     resampled = rng.multinomial(int(flat.sum()), flat / flat.sum(), size=6).astype(float).reshape(6, -1, 3)
-    batched = lb._newton_batch(design, resampled, start)
+    batched = bt.fit_batch(design, resampled, start)
     for draw in range(6):
-        single, _ = lb._newton(design, resampled[draw], start=start)
+        single, _ = bt.fit(design, resampled[draw], start=start)
         np.testing.assert_allclose(batched[draw], single, atol=1e-9)

@@ -1,20 +1,25 @@
-"""Uniform and active pair sampling: probabilities, the floor, hand-checked gains, seeded choices."""
+"""Uniform and active pair sampling: probabilities, the floor, hand-checked gains, seeded choices, and the
+live ratings and vote counts the active sampler gets from an arena's battles."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from analytics.domain.leaderboard import leaderboard_fit
 from arena.domain.sampling import (
     RATING_SCALE,
     active_gains,
     active_probabilities,
     choose_pair,
+    live_ratings,
     pair_list,
     sample_pair,
     uniform_probabilities,
+    vote_matrix,
 )
 
 MODELS = ["m0", "m1", "m2", "m3"]
@@ -134,8 +139,91 @@ def test_gain_is_the_exact_fall_of_the_overlapping_models_deviations():
             "sum to 1",
         ),
         (lambda: sample_pair(["a", "a"], np.random.default_rng(0)), "distinct"),
+        (lambda: live_ratings(2, [(0, 0, "A", 1)]), "row 1: models 0 and 0"),
+        (lambda: live_ratings(2, [(0, 1, "A", 1), (0, 2, "B", 1)]), "row 2: models 0 and 2"),
+        (lambda: vote_matrix(2, [(0, 1, "model_a", 1)]), "row 1: vote 'model_a'"),
+        (lambda: vote_matrix(2, [(0, 1, "A", -1)]), "0 or more"),
     ],
 )
 def test_bad_arguments_raise(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --- live ratings and votes from an arena's battles ------------------------------------------------------
+
+LOG10_3 = 400 * math.log10(3)
+
+
+def test_live_ratings_by_hand_ties_half_and_both_bad_a_tie():
+    # Model 0 against 1: 2 wins, 1 tie, 1 both-bad (a tie) = 3 of 4 with half wins: odds 3, a difference of
+    # 400 log10 3 = 190.85 points, centred on 0. Model 2 never battled: it stands at the mean (0).
+    rows = [(0, 1, "A", 1), (1, 0, "B", 1), (0, 1, "tie", 1), (1, 0, "both_bad", 1)]
+    ratings = live_ratings(3, rows)
+    assert ratings == pytest.approx([LOG10_3 / 2, -LOG10_3 / 2, 0.0], abs=1e-9)
+    np.testing.assert_array_equal(vote_matrix(3, rows), [[0, 4, 0], [4, 0, 0], [0, 0, 0]])
+
+
+def test_live_ratings_without_a_finite_estimate_stand_at_zero():
+    # Model 0 only ever won: no finite rating exists for it; with it out, one model is left: nothing to rate.
+    assert live_ratings(2, [(0, 1, "A", 5)]) == pytest.approx([0.0, 0.0])
+    assert live_ratings(3, []) == pytest.approx([0.0, 0.0, 0.0])
+    # Models 0 and 1 rated against each other; model 2 only lost: it is left at their mean.
+    rows = [(0, 1, "A", 3), (0, 1, "B", 1), (2, 0, "B", 4)]
+    assert live_ratings(3, rows) == pytest.approx([LOG10_3 / 2, -LOG10_3 / 2, 0.0], abs=1e-9)
+
+
+def test_live_ratings_are_the_leaderboards_point_ratings():
+    rng = np.random.default_rng(11)
+    names = ["m0", "m1", "m2", "m3", "m4"]
+    strength = np.array([1.2, 0.6, 0.5, 0.0, -0.8])
+    frame_rows, outcome_rows = [], []
+    for _ in range(600):
+        a, b = rng.choice(5, size=2, replace=False)
+        u = rng.random()
+        p_a = 1 / (1 + math.exp(-(strength[a] - strength[b])))
+        vote = "tie" if u < 0.1 else ("both_bad" if u < 0.15 else ("A" if rng.random() < p_a else "B"))
+        winner = {"A": "model_a", "B": "model_b", "tie": "tie", "both_bad": "tie (bothbad)"}[vote]
+        frame_rows.append((names[a], names[b], winner))
+        outcome_rows.append((int(a), int(b), vote, 1))
+    board = leaderboard_fit(
+        pd.DataFrame(frame_rows, columns=["model_a", "model_b", "winner"]), bootstrap=0, vote_drop=False
+    )
+    expected = {row.model: row.rating - 1000.0 for row in board.models}
+    ratings = live_ratings(5, outcome_rows)
+    assert ratings == pytest.approx([expected[name] for name in names], abs=1e-9)
+
+
+def _history(per_pair: dict[tuple[int, int], tuple[int, int, int]]) -> list[tuple[int, int, str, int]]:
+    rows = []
+    for (a, b), (wins, losses, ties) in per_pair.items():
+        rows += [(a, b, "A", wins), (a, b, "B", losses), (a, b, "tie", ties)]
+    return rows
+
+
+# Four models, 0 well above 1 and 2, which are close, well above 3: 40 votes on every pair but the close
+# one, which has had 70. Votes alone favour a pair with fewer votes; the ratings show that only 1 and 2
+# still overlap.
+CLOSE_PAIR_HISTORY = _history(
+    {
+        (0, 1): (36, 4, 0),
+        (0, 2): (36, 4, 0),
+        (0, 3): (39, 1, 0),
+        (1, 2): (36, 32, 2),
+        (1, 3): (36, 4, 0),
+        (2, 3): (36, 4, 0),
+    }
+)
+
+
+def test_live_ratings_point_the_active_sampler_at_the_pair_whose_intervals_overlap():
+    votes = vote_matrix(4, CLOSE_PAIR_HISTORY)
+    ratings = live_ratings(4, CLOSE_PAIR_HISTORY)
+    assert ratings[0] > ratings[1] > ratings[2] > ratings[3]
+    assert ratings[1] - ratings[2] < 20 and ratings[0] - ratings[1] > 300 and ratings[2] - ratings[3] > 300
+    close = pair_list(4).index((1, 2))
+    without = active_gains(votes)
+    assert without[close] < without.max() - 1e-4  # votes alone: another pair first
+    probabilities = active_probabilities(votes, ratings)
+    assert int(np.argmax(probabilities)) == close
+    assert probabilities[close] == pytest.approx(0.8 + 0.2 / 6)

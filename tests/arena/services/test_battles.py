@@ -12,7 +12,8 @@ from annotation.models import Annotation, Assignment, Project, Task
 from arena import selectors, services
 from arena.models import Arena, Battle, BattleAnswer
 from datasets_app.models import Response
-from tests.arena.builders import SECRET_SLUGS, make_arena, make_endpoints, run_answers
+from tests.arena.builders import SECRET_SLUGS, add_battles, make_arena, make_endpoints, run_answers
+from tests.arena.domain.test_sampling import CLOSE_PAIR_HISTORY
 
 pytestmark = pytest.mark.django_db
 
@@ -263,3 +264,33 @@ def test_the_active_sampler_records_its_choice_and_probability(stream_stub, vote
         )
         seen.add(frozenset((battle.endpoint_a.slug, battle.endpoint_b.slug)))
     assert len(seen) >= 2
+
+
+def test_the_live_active_sampler_favours_the_pair_the_current_ratings_leave_unresolved(
+    stream_stub, voter, make_user, no_dispatch
+):
+    slugs = ("m-top", "m-close-one", "m-close-two", "m-bottom")
+    endpoints = make_endpoints(stream_stub.base_url, slugs=slugs)
+    project = make_arena(endpoints=endpoints, members=[voter], sampler="active", battles_per_hour=100)
+    others = make_user("annotator", username="history")
+    # The domain test's history: 0 well above 1 and 2 (close), well above 3; the close pair has the most
+    # votes, so votes alone would favour another pair.
+    for a, b, vote, n in CLOSE_PAIR_HISTORY:
+        add_battles(project, others, endpoints[a], endpoints[b], {vote: n})
+    # Not counted, or taken out by a reviewer: these would separate the close pair if they were counted.
+    add_battles(project, others, endpoints[1], endpoints[2], {"A": 300}, excluded=True)
+    add_battles(project, others, endpoints[1], endpoints[2], {"A": 50}, status=Battle.Status.NOT_COUNTED)
+    add_battles(project, others, endpoints[2], endpoints[1], {"B": 50}, status=Battle.Status.READY)
+
+    rng = np.random.default_rng(5)
+    top, floor = 0.8 + 0.2 / 6, 0.2 / 6
+    chosen = []
+    for _ in range(8):
+        battle = services.battle_start(project=project, user=voter, text="Halo", language="ind", rng=rng)
+        battle.refresh_from_db()
+        assert battle.sampler == "active"
+        pair = {battle.endpoint_a.slug, battle.endpoint_b.slug}
+        expected = top if pair == {"m-close-one", "m-close-two"} else floor
+        assert battle.probability == pytest.approx(expected)
+        chosen.append(pair == {"m-close-one", "m-close-two"})
+    assert sum(chosen) >= 4  # drawn with probability 0.83 each

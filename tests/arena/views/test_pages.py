@@ -148,6 +148,32 @@ def test_the_stream_expires_an_overdue_battle(client, setup, no_dispatch):
     assert battle.ending == "timeout"
 
 
+def test_the_stream_ends_an_overdue_battle_at_its_deadline_not_at_its_own_limit(client, setup, no_dispatch):
+    # The answers' worker died: nothing moves. The stream's limit is far off (300 s); the battle's deadline
+    # has passed, so the first read ends it as not counted.
+    project, voter = setup
+    battle = services.battle_start(project=project, user=voter, text="Halo", language="ind")
+    BattleAnswer.objects.filter(battle=battle, side="A").update(status="streaming", text="Hal")
+    Battle.objects.filter(pk=battle.pk).update(turn_deadline=battle.created_at)
+    battle.refresh_from_db()
+    now = [0.0]
+    frames = relay.battle_stream(
+        battle=battle,
+        turn=0,
+        timeout_s=300.0,
+        clock=lambda: now[0],
+        sleep=lambda s: now.__setitem__(0, now[0] + s),
+    )
+    events = [json.loads(f[6:]) for f in frames if f.startswith(b"data: ")]
+    assert events[-1] == {"type": "end", "status": "not_counted"}
+    assert now[0] < 1.0
+    battle.refresh_from_db()
+    assert (battle.status, battle.ending) == ("not_counted", "timeout")
+    with pytest.raises(services.BattleConflict):
+        services.battle_vote(battle=battle, user=voter, vote="A")
+    assert not Annotation.objects.exists()
+
+
 def test_the_stream_relays_redis_pieces_without_repeating_them(setup, no_dispatch, settings):
     redis = pytest.importorskip("redis")
     url = "redis://127.0.0.1:6379/3"
