@@ -209,8 +209,9 @@ class ProjectProgressApi(APIView):
 
 
 class ProjectQualityApi(APIView):
-    """Quality signals per annotator (gold accuracy, straight-lining, speed, position bias) with the
-    project's thresholds and the names of the flagged signals."""
+    """Quality signals per annotator (gold accuracy, straight-lining, speed, position bias; attention checks
+    seen, found, missed and share found in error-span projects) with the project's thresholds, the number
+    of attention checks and the names of the flagged signals."""
 
     permission_classes = [HasRole(PROJECT_MANAGER)]
 
@@ -218,7 +219,11 @@ class ProjectQualityApi(APIView):
     def get(self, request, project_id: int):
         report = selectors.quality_report(project=get_object_or_404(Project, pk=project_id))
         return Response(
-            {"thresholds": report.thresholds.as_dict(), "annotators": selectors.quality_rows(report)}
+            {
+                "thresholds": report.thresholds.as_dict(),
+                "attention_checks": report.n_checks,
+                "annotators": selectors.quality_rows(report),
+            }
         )
 
 

@@ -215,6 +215,7 @@ PAGES: dict[str, Row] = {
     "annotation:manage_flag_settings": Row("POST", MANAGE, translation),
     "annotation:manage_span_scores": Row("GET", MANAGE, spans),
     "annotation:manage_span_settings": Row("POST", MANAGE, spans),
+    "annotation:manage_attention_checks": Row("POST", MANAGE, spans),
     "evaluation:span-prefill": Row("GET", DATA, spans),
     "annotation:manage_pairs_upload": Row("POST", MANAGE, authoring),
     "annotation:manage_conflicts_csv": Row("GET", MANAGE, mcq),
