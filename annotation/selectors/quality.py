@@ -27,9 +27,9 @@ from annotation.domain.quality import (
     straight_share,
 )
 from annotation.domain.reliability import dawid_skene
-from annotation.models import SPAN_KINDS, Annotation, Assignment, AttentionCheck, Membership, Project
+from annotation.models import SPAN_KINDS, Annotation, Assignment, Membership, Project
 from annotation.selectors.core import gold_scores
-from annotation.selectors.spans import attention_check_scores
+from annotation.selectors.spans import attention_check_count, attention_check_scores
 
 __all__ = [
     "FLAG_LABELS",
@@ -169,7 +169,7 @@ def quality_report(*, project: Project) -> QualityReport:
         )
     n_checks, checks = 0, {}
     if project.kind in SPAN_KINDS:
-        n_checks = AttentionCheck.objects.filter(task__project=project).count()
+        n_checks = attention_check_count(project)
         checks = attention_check_scores(project) if n_checks else {}
     result = []
     for membership in (

@@ -38,6 +38,7 @@ from annotation.selectors.base import done_count
 from annotation.selectors.jobs import JobTaskView, flag_views, language_label, register_label
 
 __all__ = [
+    "attention_check_count",
     "attention_check_scores",
     "shown_target",
     "task_with_text",
@@ -242,6 +243,10 @@ def span_score_rows(project: Project, *, named: bool = False) -> list[SegmentRat
             )
         )
     return rows
+
+
+def attention_check_count(project: Project) -> int:
+    return AttentionCheck.objects.filter(task__project=project).count()
 
 
 def attention_check_scores(project: Project) -> dict[int, dict[str, Any]]:

@@ -297,6 +297,7 @@ API: dict[str, Row] = {
     "api-mcq-report": Row("GET", MANAGE_API, mcq),
     "api-translation-report": Row("GET", MANAGE_API, translation),
     "api-span-scores": Row("GET", MANAGE_API, spans),
+    "api-attention-checks": Row("POST", MANAGE_API, spans),
     "api-span-prefill": Row("GET", DATA_API, spans),
     "api-flag-recompute-start": Row("POST", MANAGE_API, translation),
     "api-flag-recompute-detail": Row("GET", MANAGE_API, lambda w: {"run_id": w.flag_recompute.pk}),

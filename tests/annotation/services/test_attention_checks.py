@@ -22,8 +22,8 @@ UNITS = [
 NEGATION_ONLY = {"attention_checks": {"share": 0.25, "kinds": ["negation_drop"]}}
 
 
-def build_units() -> Dataset:
-    dataset = Dataset.objects.create(name="check-units", kind=Dataset.Kind.TRANSLATIONS)
+def build_units(name: str = "check-units") -> Dataset:
+    dataset = Dataset.objects.create(name=name, kind=Dataset.Kind.TRANSLATIONS)
     for ext, source, target in UNITS:
         TranslationUnit.objects.create(
             dataset=dataset,

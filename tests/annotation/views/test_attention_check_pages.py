@@ -163,3 +163,32 @@ def test_the_new_project_form_sets_the_checks(client, make_user):
     )
     assert "Choose at least one kind of error to put in." in refused.content.decode()
     assert not Project.objects.filter(name="no kinds").exists()
+
+
+def test_the_api_sets_the_checks_and_refuses_a_bad_setting(make_user, job_project):
+    project = job_project(kind="translation_esa", dataset=build_units(), members=[make_user("annotator")])
+    api = APIClient()
+    api.force_authenticate(make_user("project_manager"))
+    url = reverse("api-attention-checks", args=[project.pk])
+    done = api.post(url, {"share": 0.25, "kinds": ["number_swap"]}, format="json")
+    assert done.status_code == 200
+    assert done.json() == {
+        "added": 1,
+        "checks": 1,
+        "attention_checks": {"share": 0.25, "kinds": ["number_swap"], "match_category": False},
+    }
+    bad = api.post(url, {"share": 0.25, "kinds": ["typo"]}, format="json")
+    assert bad.status_code == 400
+    assert "unknown kind 'typo'" in bad.json()["errors"]["span_settings"]
+    assert api.post(url, {"kinds": ["number_swap"]}, format="json").status_code == 400
+    project.refresh_from_db()
+    assert project.span_settings["attention_checks"]["kinds"] == ["number_swap"]
+    services.project_close(project=project)
+    assert api.post(url, {"share": 0.5}, format="json").status_code == 409
+    translating = job_project(kind="translation", dataset=build_units("other-units"))
+    assert (
+        api.post(
+            reverse("api-attention-checks", args=[translating.pk]), {"share": 0.1}, format="json"
+        ).status_code
+        == 404
+    )
