@@ -580,6 +580,12 @@ class QualitySettingsForm(forms.Form):
         min_value=0, max_value=1, label=_("Tasks under the floor above (share)")
     )
     position_p_max = forms.FloatField(min_value=0, max_value=1, label=_("Position bias p-value below"))
+    attention_share_min = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        required=False,
+        label=_("Attention checks found below (share; MQM and ESA)"),
+    )
     min_tasks = forms.IntegerField(min_value=1, max_value=10_000, label=_("Flag from this many tasks"))
 
     def __init__(self, *args, project: Project, **kwargs):

@@ -78,6 +78,7 @@ FLAG_LABELS = {
     "spread": gettext_lazy("narrow spread"),
     "speed": gettext_lazy("too fast"),
     "position": gettext_lazy("position bias"),
+    "attention": gettext_lazy("missed attention checks"),
 }
 # Columns of the API rows and the CSV, in order.
 QUALITY_COLUMNS = (
@@ -193,6 +194,7 @@ def quality_report(*, project: Project) -> QualityReport:
             first_share=share,
             n_position_votes=len(first_votes.get(uid, [])),
             position_p=p,
+            attention_share=(checks.get(uid) or {}).get("share"),
         )
         # Read from the answers: a refused claim rolls back what it noted on the membership.
         failed = membership.qualification == "failed" or (

@@ -98,6 +98,10 @@ def test_the_project_page_and_the_api_show_checks_seen_and_found(client, checked
         for row in data["annotators"]
     }
     assert found == {idle.username: (1, 0, 0.0), careful.username: (1, 1, 1.0)}
+    flags = {row["annotator"]: row["flags"] for row in data["annotators"]}
+    # Five tasks each (flags start at five): only the one who missed the check is flagged for it.
+    assert "attention" in flags[idle.username] and "attention" not in flags[careful.username]
+    assert "missed attention checks" in body
     csv = client.get(reverse("annotation:manage_quality_csv", args=[project.pk])).content.decode()
     assert "checks_seen,checks_found,checks_missed,checks_share" in csv.splitlines()[0]
 
