@@ -4,6 +4,7 @@ from annotation.models import (
     Annotation,
     AnnotatorGroup,
     Assignment,
+    AttentionCheck,
     ConceptPair,
     ErrorSpan,
     FlagRecompute,
@@ -144,3 +145,10 @@ class ErrorSpanAdmin(admin.ModelAdmin):
     list_display = ["id", "assignment", "round", "side", "start", "end", "category", "severity", "outcome"]
     list_filter = ["severity", "origin", "outcome"]
     raw_id_fields = ["assignment", "suggestion"]
+
+
+@admin.register(AttentionCheck)
+class AttentionCheckAdmin(admin.ModelAdmin):
+    list_display = ["id", "task", "kind", "start", "end", "category", "severity", "note"]
+    list_filter = ["kind"]
+    raw_id_fields = ["task"]

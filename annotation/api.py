@@ -35,6 +35,8 @@ from annotation.serializers import (
     AnnotationInputSerializer,
     AnnotationResultSerializer,
     AnnotatorProjectSerializer,
+    AttentionChecksInSerializer,
+    AttentionChecksOutSerializer,
     ConceptPairsInputSerializer,
     CriterionSerializer,
     ErrorSerializer,
@@ -209,8 +211,9 @@ class ProjectProgressApi(APIView):
 
 
 class ProjectQualityApi(APIView):
-    """Quality signals per annotator (gold accuracy, straight-lining, speed, position bias) with the
-    project's thresholds and the names of the flagged signals."""
+    """Quality signals per annotator (gold accuracy, straight-lining, speed, position bias; attention checks
+    seen, found, missed and share found in error-span projects) with the project's thresholds, the number
+    of attention checks and the names of the flagged signals."""
 
     permission_classes = [HasRole(PROJECT_MANAGER)]
 
@@ -218,7 +221,11 @@ class ProjectQualityApi(APIView):
     def get(self, request, project_id: int):
         report = selectors.quality_report(project=get_object_or_404(Project, pk=project_id))
         return Response(
-            {"thresholds": report.thresholds.as_dict(), "annotators": selectors.quality_rows(report)}
+            {
+                "thresholds": report.thresholds.as_dict(),
+                "attention_checks": report.n_checks,
+                "annotators": selectors.quality_rows(report),
+            }
         )
 
 
@@ -631,6 +638,39 @@ class SpanScoresApi(APIView):
             for row in rows:
                 row.pop("by_category_named", None)
         return Response(report)
+
+
+class AttentionChecksApi(APIView):
+    """Set an error-span project's attention checks and add the checks the share asks for that the project
+    lacks (a new task per check, k places per group); the same as the project page's form."""
+
+    permission_classes = [HasRole(PROJECT_MANAGER)]
+
+    @extend_schema(
+        request=AttentionChecksInSerializer,
+        responses={200: AttentionChecksOutSerializer, 400: ErrorSerializer, 409: ErrorSerializer},
+        summary="Set the attention checks of an MQM or ESA project and add the missing ones",
+    )
+    def post(self, request, project_id: int):
+        project = _job_project(project_id, *SPAN_KINDS)
+        given = AttentionChecksInSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        setting = dict(given.validated_data)
+        try:
+            with transaction.atomic():
+                settings = {**(project.span_settings or {}), "attention_checks": setting}
+                services.project_update(project=project, span_settings=settings)
+                added = services.attention_checks_add(project=project)
+        except services.ProjectInvalid as exc:
+            return _error(exc)
+        except services.AnnotationError as exc:
+            return _error(exc, status.HTTP_409_CONFLICT)
+        out = {
+            "added": added,
+            "checks": selectors.attention_check_count(project),
+            "attention_checks": selectors.span_config_of(project).checks.as_json(),
+        }
+        return Response(AttentionChecksOutSerializer(out).data)
 
 
 class FlagRecomputeStartApi(APIView):

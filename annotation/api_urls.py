@@ -32,6 +32,11 @@ urlpatterns = [
     ),
     path("projects/<int:project_id>/spans/scores", api.SpanScoresApi.as_view(), name="api-span-scores"),
     path(
+        "projects/<int:project_id>/attention-checks",
+        api.AttentionChecksApi.as_view(),
+        name="api-attention-checks",
+    ),
+    path(
         "projects/<int:project_id>/flags/recompute",
         api.FlagRecomputeStartApi.as_view(),
         name="api-flag-recompute-start",

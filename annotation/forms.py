@@ -16,7 +16,8 @@ from accounts.roles import ANNOTATOR
 from accounts.selectors import real_users
 from annotation.domain import rubrics as default_rubrics
 from annotation.domain.quality import QualityThresholds
-from annotation.models import AnnotatorGroup, Project
+from annotation.domain.span_settings import MAX_CHECK_SHARE
+from annotation.models import AnnotatorGroup, AttentionCheck, Project
 from annotation.selectors.rubrics import rubric_choices
 from annotation.services.projects import SINGLE_OWNER_KINDS
 from annotation.services.questions import concept_pairs_read
@@ -61,8 +62,8 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     Project.Kind.TRANSLATION_REVIEW: (),
     Project.Kind.QUESTION_AUTHORING: (),
     Project.Kind.MCQ_ANSWER: ("overlap", "max_ambiguous"),
-    Project.Kind.TRANSLATION_MQM: ("overlap",),
-    Project.Kind.TRANSLATION_ESA: ("overlap",),
+    Project.Kind.TRANSLATION_MQM: ("overlap", "attention_share", "attention_kinds"),
+    Project.Kind.TRANSLATION_ESA: ("overlap", "attention_share", "attention_kinds"),
 }
 # What the new-project page's preview is drawn from (``from_form``: the template's marker that the
 # request comes from the form, so that nothing ticked means none).
@@ -156,6 +157,25 @@ class ProjectCreateForm(forms.Form):
         help_text=_("Answering: a question flagged ambiguous by more annotators than this is excluded."),
     )
 
+    attention_share = forms.FloatField(
+        label=_("Attention checks (share of targets, 0-0.5)"),
+        min_value=0,
+        max_value=MAX_CHECK_SHARE,
+        initial=0,
+        required=False,
+        help_text=_(
+            "This share of the translations gets one more task with a known error put in; annotators are "
+            "scored on finding it, and those tasks count in no score. 0: none."
+        ),
+    )
+    attention_kinds = forms.MultipleChoiceField(
+        label=_("Errors to put in"),
+        choices=AttentionCheck.Kind.choices,
+        initial=list(AttentionCheck.Kind.values),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+
     def __init__(self, *args, kind: str, **kwargs):
         super().__init__(*args, **kwargs)
         if kind not in KIND_FIELDS:
@@ -188,6 +208,8 @@ class ProjectCreateForm(forms.Form):
         data = super().clean()
         if not data.get("dataset") and self.kind != Project.Kind.QUESTION_AUTHORING:
             self.add_error("dataset", _("Choose a dataset."))
+        if data.get("attention_share") and not data.get("attention_kinds"):
+            self.add_error("attention_kinds", _("Choose at least one kind of error to put in."))
         return data
 
     def service_kwargs(self) -> dict[str, Any]:
@@ -197,6 +219,9 @@ class ProjectCreateForm(forms.Form):
             data["overlap"] = 1  # one translator, reviewer or author per item
         if data.get("max_ambiguous") is None:
             data.pop("max_ambiguous", None)
+        share, kinds = data.pop("attention_share", None), data.pop("attention_kinds", None)
+        if share:
+            data["span_settings"] = {"attention_checks": {"share": share, "kinds": list(kinds)}}
         return data
 
 
@@ -555,6 +580,12 @@ class QualitySettingsForm(forms.Form):
         min_value=0, max_value=1, label=_("Tasks under the floor above (share)")
     )
     position_p_max = forms.FloatField(min_value=0, max_value=1, label=_("Position bias p-value below"))
+    attention_share_min = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        required=False,
+        label=_("Attention checks found below (share; MQM and ESA)"),
+    )
     min_tasks = forms.IntegerField(min_value=1, max_value=10_000, label=_("Flag from this many tasks"))
 
     def __init__(self, *args, project: Project, **kwargs):
@@ -585,6 +616,37 @@ class GoldRateForm(forms.Form):
     def __init__(self, *args, project: Project, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["gold_rate"].initial = project.gold_rate
+
+
+class AttentionCheckForm(forms.Form):
+    """An error-span project's attention checks: the share of targets, the kinds of error, and whether a
+    found error must carry the expected category."""
+
+    share = forms.FloatField(
+        min_value=0, max_value=MAX_CHECK_SHARE, label=_("Attention checks (share of targets, 0-0.5)")
+    )
+    kinds = forms.MultipleChoiceField(
+        label=_("Errors to put in"),
+        choices=AttentionCheck.Kind.choices,
+        widget=forms.CheckboxSelectMultiple,
+    )
+    match_category = forms.BooleanField(
+        required=False, label=_("Credit a found error only with the expected category")
+    )
+
+    def __init__(self, *args, project: Project, checks: dict[str, Any], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["share"].initial = checks["share"]
+        self.fields["kinds"].initial = checks["kinds"]
+        self.fields["match_category"].initial = checks["match_category"]
+
+    def settings(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "share": data["share"],
+            "kinds": list(data["kinds"]),
+            "match_category": data["match_category"],
+        }
 
 
 GOLD_VOTES = (

@@ -734,3 +734,38 @@ class ErrorSpan(models.Model):
 
     def __str__(self) -> str:
         return f"{self.severity} {self.category} {self.start}-{self.end} ({self.assignment_id})"
+
+
+class AttentionCheck(models.Model):
+    """An error-span task whose target carries a known, injected error (``domain.attention_checks``).
+
+    The task shows ``target_text`` in place of its unit's translation and looks like any other task to the
+    annotator; its answers are kept out of the scores, the span agreement and the score exports, and score
+    the annotator on finding the error: a marked span overlapping ``start``-``end`` of the target.
+    """
+
+    class Kind(models.TextChoices):
+        NUMBER_SWAP = "number_swap", _("Swapped number")
+        NEGATION_DROP = "negation_drop", _("Dropped negation")
+        UNTRANSLATED = "untranslated", _("Word left in the source language")
+
+    task = models.OneToOneField(Task, on_delete=models.CASCADE, related_name="attention_check")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    target_text = models.TextField(help_text="The translation with the injected error, as annotators see it.")
+    start = models.PositiveIntegerField(help_text="The credited span of the target (characters).")
+    end = models.PositiveIntegerField()
+    category = models.CharField(max_length=80, help_text="The category an annotator is expected to give.")
+    severity = models.CharField(max_length=10)
+    original = models.CharField(max_length=200, blank=True, help_text="What stood in the translation.")
+    inserted = models.CharField(max_length=200, blank=True, help_text="What stands there now.")
+    note = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task"]
+        constraints = [
+            models.CheckConstraint(condition=Q(end__gte=F("start")), name="attention_check_ordered")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} check on task {self.task_id}"

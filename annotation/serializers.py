@@ -329,3 +329,18 @@ class ReviewSerializer(serializers.Serializer):
     comment = serializers.CharField(allow_blank=True)
     round = serializers.IntegerField()
     created_at = serializers.DateTimeField()
+
+
+class AttentionChecksInSerializer(serializers.Serializer):
+    """An error-span project's attention checks; ranges and kinds are checked with the project's span
+    settings (``span_settings.check_settings_from_json``)."""
+
+    share = serializers.FloatField()
+    kinds = serializers.ListField(child=serializers.CharField(max_length=40), required=False)
+    match_category = serializers.BooleanField(required=False, default=False)
+
+
+class AttentionChecksOutSerializer(serializers.Serializer):
+    added = serializers.IntegerField()
+    checks = serializers.IntegerField()
+    attention_checks = serializers.DictField()

@@ -76,6 +76,11 @@ urlpatterns = [
     ),
     path("manage/<int:project_id>/scores/", spans.manage_span_scores, name="manage_span_scores"),
     path("manage/<int:project_id>/span-settings", spans.manage_span_settings, name="manage_span_settings"),
+    path(
+        "manage/<int:project_id>/attention-checks",
+        spans.manage_attention_checks,
+        name="manage_attention_checks",
+    ),
     path("review/", review.review_list, name="review"),
     path("review/accept", review.review_accept_many, name="review_accept_many"),
     path("review/questions/<int:project_id>/", questions.review_llm_questions, name="review_llm"),

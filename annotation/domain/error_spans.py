@@ -72,6 +72,7 @@ __all__ = [
     "attention_scores",
     "bootstrap_ci",
     "category_key",
+    "category_matches",
     "character_codes",
     "esa_report",
     "mqm_report",
@@ -970,20 +971,35 @@ class InjectedError:
 
 @dataclass(frozen=True)
 class AttentionScore:
+    """``checked``: injected errors in segments the rater rated (seen); ``found``: those credited;
+    ``missed``: the rest."""
+
     rater: str
     checked: int
     found: int
+
+    @property
+    def missed(self) -> int:
+        return self.checked - self.found
 
     @property
     def share(self) -> float | None:
         return self.found / self.checked if self.checked else None
 
 
+def category_matches(expected: str, marked: str) -> bool:
+    """Whether a marked category agrees with an expected one: the same node, or one is the other's
+    ancestor (``Accuracy`` agrees with ``Accuracy/Mistranslation``, and the other way round)."""
+    a, b = category_key(expected), category_key(marked)
+    return bool(a and b) and (a == b or a.startswith(b + "/") or b.startswith(a + "/"))
+
+
 def attention_scores(
-    injected: Iterable[InjectedError], ratings: Iterable[SegmentRating]
+    injected: Iterable[InjectedError], ratings: Iterable[SegmentRating], *, match_category: bool = False
 ) -> tuple[AttentionScore, ...]:
     """Per rater who rated a segment with an injected error: how many such segments they rated and in how
-    many they marked a span overlapping the injected one (same side, any category or severity)."""
+    many they marked a span overlapping the injected one (same side, any category or severity). With
+    ``match_category`` the overlapping span must also carry an agreeing category (``category_matches``)."""
     checks: dict[tuple[str, str], list[InjectedError]] = defaultdict(list)
     for item in injected:
         if not item.span.marked:
@@ -994,5 +1010,9 @@ def attention_scores(
         for item in checks.get((rating.system, rating.segment), ()):
             acc = tally[rating.rater]
             acc[0] += 1
-            acc[1] += any(_overlaps(item.span, span) for span in rating.errors)
+            acc[1] += any(
+                _overlaps(item.span, span)
+                and (not match_category or category_matches(item.span.category, span.category))
+                for span in rating.errors
+            )
     return tuple(AttentionScore(rater, acc[0], acc[1]) for rater, acc in sorted(tally.items()))

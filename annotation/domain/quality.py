@@ -43,6 +43,7 @@ class QualityThresholds:
     speed_floor_seconds: float = 5.0
     fast_share_max: float = 0.3
     position_p_max: float = 0.01
+    attention_share_min: float = 0.5
     min_tasks: int = 5
 
     @classmethod
@@ -69,6 +70,7 @@ class QualitySignals:
     first_share: float | None = None
     n_position_votes: int = 0
     position_p: float | None = None
+    attention_share: float | None = None
 
     @property
     def spread_ratio(self) -> float | None:
@@ -168,4 +170,6 @@ def signal_flags(
         flags.append("speed")
     if signals.position_p is not None and signals.position_p < thresholds.position_p_max:
         flags.append("position")
+    if signals.attention_share is not None and signals.attention_share < thresholds.attention_share_min:
+        flags.append("attention")
     return flags

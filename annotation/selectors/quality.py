@@ -1,7 +1,8 @@
 """Quality signals per annotator per project, read with a fixed number of queries whatever the number of
 annotations: the project's submitted work, two aggregates of its counted ratings (the votes too, for a
-pairwise project), gold accuracy (``gold_scores``) and the members. The numbers come from
-``annotation.domain.quality``.
+pairwise project), gold accuracy (``gold_scores``), attention checks of error-span projects
+(``attention_check_scores``) and the members. The numbers come from ``annotation.domain.quality`` and
+``annotation.domain.error_spans``.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from annotation.domain.quality import (
     straight_share,
 )
 from annotation.domain.reliability import dawid_skene
-from annotation.models import Annotation, Assignment, Membership, Project
+from annotation.models import SPAN_KINDS, Annotation, Assignment, Membership, Project
 from annotation.selectors.core import gold_scores
+from annotation.selectors.spans import attention_check_count, attention_check_scores
 
 __all__ = [
     "FLAG_LABELS",
@@ -76,6 +78,7 @@ FLAG_LABELS = {
     "spread": gettext_lazy("narrow spread"),
     "speed": gettext_lazy("too fast"),
     "position": gettext_lazy("position bias"),
+    "attention": gettext_lazy("missed attention checks"),
 }
 # Columns of the API rows and the CSV, in order.
 QUALITY_COLUMNS = (
@@ -95,14 +98,22 @@ QUALITY_COLUMNS = (
     "n_position_votes",
     "position_p",
     "reliability",
+    "checks_seen",
+    "checks_found",
+    "checks_missed",
+    "checks_share",
     "flags",
 )
 
 
 @dataclass(frozen=True)
 class QualityReport:
+    """``n_checks``: the project's attention checks (error-span projects; 0 elsewhere); each row's
+    ``attention`` holds the annotator's ``seen``, ``found``, ``missed`` and ``share`` of them, or None."""
+
     thresholds: QualityThresholds
     rows: list[dict[str, Any]]
+    n_checks: int = 0
 
     @property
     def flagged_ids(self) -> set[int]:
@@ -157,6 +168,10 @@ def quality_report(*, project: Project) -> QualityReport:
             .annotate(n=Count("id"))
             .values_list("annotator_id", "n")
         )
+    n_checks, checks = 0, {}
+    if project.kind in SPAN_KINDS:
+        n_checks = attention_check_count(project)
+        checks = attention_check_scores(project) if n_checks else {}
     result = []
     for membership in (
         Membership.objects.filter(project=project)
@@ -179,6 +194,7 @@ def quality_report(*, project: Project) -> QualityReport:
             first_share=share,
             n_position_votes=len(first_votes.get(uid, [])),
             position_p=p,
+            attention_share=(checks.get(uid) or {}).get("share"),
         )
         # Read from the answers: a refused claim rolls back what it noted on the membership.
         failed = membership.qualification == "failed" or (
@@ -200,11 +216,12 @@ def quality_report(*, project: Project) -> QualityReport:
                 "simulated": membership.is_simulated,
                 "signals": signals,
                 "reliability": reliability.get(uid),
+                "attention": checks.get(uid),
                 "flags": flags,
                 "flag_labels": [FLAG_LABELS.get(flag, flag) for flag in flags],
             }
         )
-    return QualityReport(thresholds=thresholds, rows=result)
+    return QualityReport(thresholds=thresholds, rows=result, n_checks=n_checks)
 
 
 def annotator_reliability(*, project: Project) -> dict[int, float]:
@@ -269,6 +286,10 @@ def quality_rows(report: QualityReport) -> list[dict[str, Any]]:
                 "n_position_votes": signals.n_position_votes,
                 "position_p": signals.position_p,
                 "reliability": row["reliability"],
+                **{
+                    f"checks_{k}": (row["attention"] or {}).get(k)
+                    for k in ("seen", "found", "missed", "share")
+                },
                 "flags": list(row["flags"]),
             }
         )

@@ -14,8 +14,10 @@ from typing import Any
 
 from annotation.domain.error_spans import ErrorSpan as DomainSpan
 from annotation.domain.error_spans import (
+    InjectedError,
     SegmentRating,
     SystemScore,
+    attention_scores,
     esa_report,
     mqm_report,
     span_agreement,
@@ -23,11 +25,23 @@ from annotation.domain.error_spans import (
 )
 from annotation.domain.span_marking import ESA, text_pieces
 from annotation.domain.span_settings import SpanConfig, span_config
-from annotation.models import Annotation, Assignment, ErrorSpan, Project, SpanSuggestion
+from annotation.models import (
+    Annotation,
+    Assignment,
+    AttentionCheck,
+    ErrorSpan,
+    Project,
+    SpanSuggestion,
+    Task,
+)
 from annotation.selectors.base import done_count
 from annotation.selectors.jobs import JobTaskView, flag_views, language_label, register_label
 
 __all__ = [
+    "attention_check_count",
+    "attention_check_scores",
+    "shown_target",
+    "task_with_text",
     "span_settings_text",
     "span_agreement_summary",
     "score_bars",
@@ -37,6 +51,20 @@ __all__ = [
     "span_task_view",
     "spans_shown",
 ]
+
+
+def shown_target(task: Task) -> str:
+    """The translation annotators see on ``task``: its unit's, or an attention check's copy with the
+    injected error (read once per task object)."""
+    try:
+        return task.attention_check.target_text
+    except AttentionCheck.DoesNotExist:
+        return task.translation_unit.translation_text
+
+
+def task_with_text(task_id: int) -> Task:
+    """A span task with its unit and its attention check (if any) in one query."""
+    return Task.objects.select_related("translation_unit", "attention_check").get(pk=task_id)
 
 
 def span_config_of(project: Project) -> SpanConfig:
@@ -88,7 +116,9 @@ def span_task_view(*, assignment: Assignment, lang: str) -> JobTaskView:
     """The blinded error-span task for the task page, the API and the reviewer."""
     project = assignment.project
     lang = "id" if lang.startswith("id") else "en"
-    unit = assignment.task.translation_unit
+    task = task_with_text(assignment.task_id)
+    unit = task.translation_unit
+    target = shown_target(task)
     config = span_config_of(project)
     categories = config.labelled(lang)
     labels = {c["code"]: c["label"] for c in categories}
@@ -112,7 +142,7 @@ def span_task_view(*, assignment: Assignment, lang: str) -> JobTaskView:
     item: dict[str, Any] = {
         "protocol": config.protocol,
         "source": unit.source_text,
-        "translation": unit.translation_text,
+        "translation": target,
         "source_language": language_label(unit.source_language, lang),
         "target_language": language_label(unit.target_language, lang),
         "register": register_label(unit.target_language, unit.register, lang),
@@ -131,7 +161,7 @@ def span_task_view(*, assignment: Assignment, lang: str) -> JobTaskView:
         )
         stored = list(ErrorSpan.objects.filter(assignment=assignment, round=row.round)) if row else []
         if row is not None:
-            shown = spans_shown(stored, source=unit.source_text, target=unit.translation_text, labels=labels)
+            shown = spans_shown(stored, source=unit.source_text, target=target, labels=labels)
             values = {
                 "spans": [
                     {
@@ -169,16 +199,23 @@ def span_score_rows(project: Project, *, named: bool = False) -> list[SegmentRat
     unit's source within its language pair and register, so every system's translation of one source is
     the same segment. Raters are numbered pseudonyms (``named``: their user names, for managers' pages).
     Removed suggestions come along (they count in no
-    score; the export reads what became of them).
+    score; the export reads what became of them). Answers to attention checks are left out
+    (``attention_check_scores`` reads them).
     """
     answers = list(
         Annotation.objects.counted()
-        .filter(assignment__project=project, criterion=_protocol(project))
+        .filter(
+            assignment__project=project,
+            criterion=_protocol(project),
+            assignment__task__attention_check__isnull=True,
+        )
         .select_related("assignment__task__translation_unit", "assignment__annotator")
         .order_by("assignment_id")
     )
     spans: dict[tuple[int, int], list[DomainSpan]] = {}
-    stored = ErrorSpan.objects.filter(assignment__project=project).select_related("suggestion")
+    stored = ErrorSpan.objects.filter(
+        assignment__project=project, assignment__task__attention_check__isnull=True
+    ).select_related("suggestion")
     for s in stored.order_by("assignment_id", "round", "side", "start", "end", "id"):
         origin = s.suggestion.source if s.suggestion is not None else "annotator"
         spans.setdefault((s.assignment_id, s.round), []).append(
@@ -206,6 +243,50 @@ def span_score_rows(project: Project, *, named: bool = False) -> list[SegmentRat
             )
         )
     return rows
+
+
+def attention_check_count(project: Project) -> int:
+    return AttentionCheck.objects.filter(task__project=project).count()
+
+
+def attention_check_scores(project: Project) -> dict[int, dict[str, Any]]:
+    """Per annotator (user id) who submitted an attention check of ``project``: checks ``seen``, ``found``,
+    ``missed`` and ``share`` found (``error_spans.attention_scores``; the category must agree too when the
+    project's setting says so). Two queries."""
+    checks = {c.task_id: c for c in AttentionCheck.objects.filter(task__project=project).order_by("task_id")}
+    if not checks:
+        return {}
+    answers = list(
+        Annotation.objects.counted()
+        .filter(assignment__project=project, criterion=_protocol(project), assignment__task_id__in=checks)
+        .values_list("assignment_id", "round", "assignment__task_id", "assignment__annotator_id")
+    )
+    spans: dict[tuple[int, int], list[DomainSpan]] = {}
+    stored = ErrorSpan.objects.filter(assignment_id__in=[a[0] for a in answers]).order_by("id")
+    for s in stored.values_list(
+        "assignment_id", "round", "start", "end", "side", "category", "severity", "outcome"
+    ):
+        spans.setdefault((s[0], s[1]), []).append(DomainSpan(s[2], s[3], s[4], s[5], s[6], "annotator", s[7]))
+    ratings = [
+        SegmentRating("check", str(task_id), str(user_id), spans=tuple(spans.get((aid, rnd), ())))
+        for aid, rnd, task_id, user_id in answers
+    ]
+    injected = [
+        InjectedError(
+            "check", str(task_id), DomainSpan(c.start, c.end, "target", c.category, c.severity), c.kind
+        )
+        for task_id, c in checks.items()
+    ]
+    match = span_config_of(project).checks.match_category
+    return {
+        int(score.rater): {
+            "seen": score.checked,
+            "found": score.found,
+            "missed": score.missed,
+            "share": score.share,
+        }
+        for score in attention_scores(injected, ratings, match_category=match)
+    }
 
 
 def _score(s: SystemScore, labels: dict[str, str]) -> dict[str, Any]:
@@ -279,6 +360,8 @@ def span_settings_text(project: Project) -> str:
     """The category tree and weights in use, as the JSON a manager edits on the project page."""
     config = span_config_of(project)
     data = {"categories": tree_to_json(config.tree), "weights": config.weights.as_json()}
+    if (project.span_settings or {}).get("attention_checks") is not None:
+        data["attention_checks"] = config.checks.as_json()
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 

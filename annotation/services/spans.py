@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils.translation import gettext_noop
 
+from annotation.domain.attention_checks import Injection, checks_choose
 from annotation.domain.span_marking import (
     ESA,
     MQM,
@@ -30,17 +31,29 @@ from annotation.domain.span_marking import (
     spans_from_flags,
 )
 from annotation.domain.span_settings import SpanConfig, span_config
-from annotation.models import Annotation, Assignment, ErrorSpan, Project, SpanSuggestion, Task
+from annotation.models import (
+    Annotation,
+    Assignment,
+    AttentionCheck,
+    ErrorSpan,
+    Project,
+    SpanSuggestion,
+    Task,
+)
+from annotation.selectors.spans import shown_target, task_with_text
 from annotation.services.loop import (
     BATCH_SIZE,
+    AnnotationError,
     AssignmentClosed,
     SubmissionInvalid,
     SubmitResult,
     answer_object,
     mark_submitted,
+    tasks_add,
 )
 
 __all__ = [
+    "attention_checks_add",
     "project_span_config",
     "span_claim_filter",
     "span_submit",
@@ -77,7 +90,95 @@ def span_tasks_create(*, project: Project) -> int:
             batch = []
     if batch:
         created += _tasks_with_suggestions(project, config, batch)
+    if config.checks.on:
+        made = _checks_planned(project, config, count=None)
+        tasks = Task.objects.bulk_create(
+            [Task(project=project, translation_unit_id=uid) for uid, _, _ in made]
+        )
+        _checks_store(config, tasks, made)
+        created += len(tasks)
     return created
+
+
+def _checks_planned(
+    project: Project, config: SpanConfig, *, count: int | None
+) -> list[tuple[int, Injection, list]]:
+    """Units without a check yet, chosen and injected (``domain.attention_checks.checks_choose``)."""
+    checked = set(
+        AttentionCheck.objects.filter(task__project=project).values_list(
+            "task__translation_unit_id", flat=True
+        )
+    )
+    units = project.dataset.translation_units.exclude(translation_text="").order_by("id")
+    rows = {
+        uid: (target, source, flags)
+        for uid, target, source, flags in units.values_list("id", "translation_text", "source_text", "flags")
+        if uid not in checked
+    }
+    chosen = checks_choose(
+        ((uid, target, source) for uid, (target, source, _) in rows.items()),
+        share=config.checks.share,
+        kinds=config.checks.kinds,
+        seed=f"{project.seed}:{len(checked)}",
+        count=count,
+    )
+    return [(uid, made, rows[uid][2] or []) for uid, made in chosen]
+
+
+def _checks_store(
+    config: SpanConfig, tasks: Sequence[Task], made: Sequence[tuple[int, Injection, list]]
+) -> None:
+    checks, suggestions = [], []
+    for task, (_, injection, flags) in zip(tasks, made, strict=True):
+        checks.append(
+            AttentionCheck(
+                task=task,
+                kind=injection.kind,
+                target_text=injection.text,
+                start=injection.start,
+                end=injection.end,
+                category=injection.category,
+                severity=injection.severity,
+                original=injection.original[:200],
+                inserted=injection.inserted[:200],
+                note=injection.note[:300],
+            )
+        )
+        for span in spans_from_flags(
+            target=injection.text,
+            flags=flags,
+            categories=config.flag_categories,
+            minor=config.minor,
+            major=config.major,
+        ):
+            suggestions.append(_suggestion_row(task.pk, SpanSuggestion.Source.FLAGS, span))
+    AttentionCheck.objects.bulk_create(checks, batch_size=BATCH_SIZE)
+    SpanSuggestion.objects.bulk_create(suggestions, batch_size=BATCH_SIZE)
+
+
+@transaction.atomic
+def attention_checks_add(*, project: Project) -> int:
+    """Give the project the attention checks its setting asks for and it lacks: up to ``share`` of its
+    units (counted over the units with a translation), each a new task with k places per group. Returns how
+    many were added (0 when the setting is off or the share is reached, or no unit has a place left)."""
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    if project.status == Project.Status.CLOSED:
+        raise AnnotationError(gettext_noop("A closed project gets no new attention checks."))
+    config = project_span_config(project)
+    if not config.checks.on:
+        return 0
+    n_units = project.dataset.translation_units.exclude(translation_text="").count()
+    have = AttentionCheck.objects.filter(task__project=project).count()
+    wanted = int(config.checks.share * n_units + 0.5) - have
+    if wanted <= 0:
+        return 0
+    made = _checks_planned(project, config, count=wanted)
+    if not made:
+        return 0
+    tasks = [Task(project=project, translation_unit_id=uid) for uid, _, _ in made]
+    tasks_add(project=project, tasks=tasks)
+    _checks_store(config, tasks, made)
+    return len(tasks)
 
 
 def _tasks_with_suggestions(project: Project, config: SpanConfig, rows: list[tuple[int, str, list]]) -> int:
@@ -129,7 +230,7 @@ def span_suggestions_replace(*, task: Task, source: str, spans: Iterable[Suggest
     the project does not have are left out. Returns how many were stored."""
     unit = task.translation_unit
     config = project_span_config(task.project)
-    lengths = {"target": len(unit.translation_text), "source": len(unit.source_text)}
+    lengths = {"target": len(shown_target(task)), "source": len(unit.source_text)}
     kept: dict[tuple, SpanSuggestion] = {}
     for span in spans:
         if span.side not in lengths or not 0 <= span.start < span.end <= lengths[span.side]:
@@ -155,14 +256,15 @@ def span_suggestions_replace(*, task: Task, source: str, spans: Iterable[Suggest
 
 def _answer(assignment: Assignment, payload: Mapping[str, Any]) -> tuple[SpanAnswer, list[SuggestedSpan]]:
     project = assignment.project
-    unit = assignment.task.translation_unit
+    task = task_with_text(assignment.task_id)
+    unit = task.translation_unit
     config = project_span_config(project)
     suggestions = suggested_spans_of(assignment.task_id)
     try:
         answer = read_span_answer(
             payload,
             protocol=_protocol(project),
-            target=unit.translation_text,
+            target=shown_target(task),
             source=unit.source_text,
             categories=config.codes,
             severities=config.severities,

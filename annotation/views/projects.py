@@ -18,6 +18,7 @@ from accounts.roles import PROJECT_MANAGER
 from annotation import selectors, services
 from annotation.forms import (
     KIND_FIELDS,
+    AttentionCheckForm,
     ConceptPairsForm,
     ErrorTaxonomyForm,
     FlagSettingsForm,
@@ -129,6 +130,9 @@ def manage_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         context["is_span"] = True
         context["span_agreement"] = selectors.span_agreement_summary(project)
         context["span_settings"] = selectors.span_settings_text(project)
+        context["attention_form"] = AttentionCheckForm(
+            project=project, checks=selectors.span_config_of(project).checks.as_json()
+        )
     if project.kind in (Project.Kind.TRANSLATION, Project.Kind.TRANSLATION_REVIEW):
         context["translation"] = selectors.translation_report(project=project, lang=current_lang())
         context["unit_rounds"] = selectors.unit_round_table(project=project, lang=current_lang(), limit=20)

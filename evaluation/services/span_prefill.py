@@ -19,6 +19,7 @@ from django.utils.translation import gettext_noop
 from accounts.refusals import Refused
 from annotation.domain.span_marking import TARGET, SuggestedSpan
 from annotation.models import SPAN_KINDS, Project, SpanSuggestion, Task
+from annotation.selectors import shown_target
 from annotation.services import project_span_config, span_suggestions_replace
 from datasets_app.domain.languages import LANGUAGES
 from datasets_app.jobs import task_named
@@ -84,7 +85,12 @@ def span_prefill_run(
     _check(project)
     config = project_span_config(project)
     names = [(c["code"], c["label"]) for c in config.labelled("id" if lang == "id" else "en")]
-    tasks = list(Task.objects.filter(project=project).select_related("translation_unit").order_by("id"))
+    # An attention check is judged on the text its annotators see, like any other task.
+    tasks = list(
+        Task.objects.filter(project=project)
+        .select_related("translation_unit", "attention_check")
+        .order_by("id")
+    )
     if limit is not None:
         tasks = tasks[:limit]
     sampling = SamplingParams(**{**PREFILL_SAMPLING})
@@ -96,7 +102,7 @@ def span_prefill_run(
             ChatRequest(
                 messages=span_messages(
                     source=t.translation_unit.source_text,
-                    target=t.translation_unit.translation_text,
+                    target=shown_target(t),
                     source_language=_language_name(t.translation_unit.source_language),
                     target_language=_language_name(t.translation_unit.target_language),
                     register=t.translation_unit.register,
@@ -113,9 +119,7 @@ def span_prefill_run(
         with transaction.atomic():
             for task, result in zip(batch, results, strict=True):
                 if result.ok:
-                    parsed = parse_spans(
-                        result.text, target=task.translation_unit.translation_text, categories=dict(names)
-                    )
+                    parsed = parse_spans(result.text, target=shown_target(task), categories=dict(names))
                     status, reason, raw = parsed.status, parsed.reason, result.text
                     found = parsed.spans if parsed.ok else ()
                     n_dropped = parsed.dropped

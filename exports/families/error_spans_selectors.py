@@ -6,7 +6,8 @@ The system of a unit is its translator (the model or person whose translation it
 score page names it); the segment is what every system translated: for a project imported from an MQM
 TSV file the file's doc, doc_id and seg_id (kept on the unit), otherwise the dataset's name as ``doc``
 and a number per distinct (source language, target language, register, source text) as ``seg_id``.
-Raters are the file's rater names for an imported project, else ``annotator_pseudonym``.
+Raters are the file's rater names for an imported project, else ``annotator_pseudonym``. Answers to
+attention checks (targets with an injected error) are not exported: they are no rating of a system.
 """
 
 from __future__ import annotations
@@ -75,16 +76,20 @@ def _origin(span: StoredSpan) -> str:
 
 
 def error_span_records(project: Project) -> list[SpanRecord]:
-    """Every counted answer of the project in assignment order: two queries."""
+    """Every counted answer of the project in assignment order, attention checks left out: two queries."""
     answers = list(
         Annotation.objects.counted()
-        .filter(assignment__project=project, criterion__in=(MQM, ESA))
+        .filter(
+            assignment__project=project,
+            criterion__in=(MQM, ESA),
+            assignment__task__attention_check__isnull=True,
+        )
         .select_related("assignment__task__translation_unit")
         .order_by("assignment_id")
     )
     stored: dict[tuple[int, int], list[StoredSpan]] = defaultdict(list)
     for span in (
-        StoredSpan.objects.filter(assignment__project=project)
+        StoredSpan.objects.filter(assignment__project=project, assignment__task__attention_check__isnull=True)
         .select_related("suggestion")
         .order_by("assignment_id", "round", "side", "start", "end", "id")
     ):

@@ -1,6 +1,7 @@
 """Error spans in headless Chromium: an annotator marks two spans with the Indonesian interface (one with
 the keyboard, one with the mouse), edits one and submits with Enter; then one span with the English
-interface by tapping words; the reviewer sees the spans, the manager the system scores."""
+interface by tapping words; the reviewer sees the spans, the manager the system scores. An attention check
+is marked in the same page as any task and credited."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache
 
-from annotation.models import Annotation, ErrorSpan
+from annotation import selectors
+from annotation.models import Annotation, AttentionCheck, ErrorSpan
 from datasets_app.models import Dataset, TranslationUnit
 from tests.annotation import conftest as annotation_fixtures
 
@@ -204,4 +206,47 @@ def test_marking_by_touch_on_a_phone(browser, live_server, login, job_project):
     span = ErrorSpan.objects.get(assignment__task__translation_unit__translation_text=target)
     assert (span.start, span.end, span.severity, span.category) == (*expected, "major", "")
     assert Annotation.objects.get(assignment=span.assignment).value_int == 40
+    context.close()
+
+
+def test_an_attention_check_is_marked_like_any_task_and_credited(browser, live_server, login, job_project):
+    context = browser.new_context(base_url=live_server.url)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    annotator = login(page, "annotator", username="teliti")
+    project = job_project(
+        kind="translation_esa",
+        dataset=build(),
+        members=[annotator],
+        span_settings={"attention_checks": {"share": 0.5, "kinds": ["untranslated"]}},
+    )
+    check = AttentionCheck.objects.get(task__project=project)
+    page.goto(f"/annotate/projects/{project.pk}/")
+    page.locator("[data-testid=start]").click()
+    seen = []
+    for _ in range(project.n_tasks):
+        page.wait_for_selector("#span-task")
+        target = page.locator("[data-testid=span-target]").inner_text()
+        seen.append(target)
+        tokens = words(page, "target")
+        if target == check.target_text:  # mark the inserted source word, as a careful annotator would
+            chosen = [t for t in tokens if int(t.get_attribute("data-s")) == check.start]
+        else:
+            chosen = tokens[:1]
+        chosen[0].click()
+        page.locator("[data-testid=severity-major]").click()
+        page.locator("[data-testid=esa-score]").fill("50")
+        page.locator("[data-testid=submit]").click()
+        page.wait_for_function(
+            "t => { const el = document.querySelector('[data-testid=span-target]'); return !el || el.innerText !== t; }",
+            arg=target,
+        )
+    assert check.target_text in seen and len(seen) == 3
+    assert selectors.attention_check_scores(project)[annotator.pk] == {
+        "seen": 1,
+        "found": 1,
+        "missed": 0,
+        "share": 1.0,
+    }
+    assert len(selectors.span_score_rows(project)) == 2  # the check counts in no score
     context.close()

@@ -101,3 +101,13 @@ def test_flags_past_each_threshold_and_none_below_the_minimum_of_tasks():
 def test_thresholds_read_stored_settings_over_the_defaults():
     thresholds = QualityThresholds.from_mapping({"speed_floor_seconds": "8", "min_tasks": "3", "old": 1})
     assert (thresholds.speed_floor_seconds, thresholds.min_tasks, thresholds.fast_share_max) == (8.0, 3, 0.3)
+
+
+def test_attention_checks_found_below_the_share_flag_the_annotator():
+    thresholds = QualityThresholds()
+    assert signal_flags(QualitySignals(n_tasks=10, attention_share=0.25), thresholds) == ["attention"]
+    assert signal_flags(QualitySignals(n_tasks=10, attention_share=0.5), thresholds) == []  # at the threshold
+    assert signal_flags(QualitySignals(n_tasks=10), thresholds) == []  # met no check
+    assert signal_flags(QualitySignals(n_tasks=4, attention_share=0.0), thresholds) == []
+    strict = QualityThresholds.from_mapping({"attention_share_min": 1.0})
+    assert signal_flags(QualitySignals(n_tasks=10, attention_share=0.75), strict) == ["attention"]
