@@ -29,6 +29,7 @@ from datasets_app.uploads import UploadRejected, store_upload
 UPLOAD_SALT = "annotation.tool-study-upload"
 UPLOAD_MAX_AGE = 24 * 3600
 PREVIEW_ITEMS = 5
+RECENT_IMPORTS = 10
 
 
 class ToolStudyUploadForm(forms.Form):
@@ -71,7 +72,10 @@ def study_import(request: HttpRequest) -> HttpResponse:
             )
             return redirect("annotation:study_import_preview", token=token)
     status = 400 if request.method == "POST" else 200
-    return render(request, "annotation/study_import.html", {"form": form}, status=status)
+    recent = list(StudyImport.objects.select_related("project")[:RECENT_IMPORTS])
+    for job in recent:
+        job.tool_label = TOOL_LABELS.get(job.tool, job.tool)
+    return render(request, "annotation/study_import.html", {"form": form, "recent": recent}, status=status)
 
 
 def _pending(token: str) -> dict:

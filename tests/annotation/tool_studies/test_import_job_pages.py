@@ -135,3 +135,22 @@ def test_only_project_managers_see_an_import(role_client):
     url = reverse("annotation:study_import_detail", kwargs={"import_id": job.pk})
     assert role_client("researcher").get(url).status_code == 403
     assert role_client("project_manager").get(url).status_code == 200
+
+
+def test_the_upload_page_lists_recent_imports_with_links(role_client, django_assert_max_num_queries):
+    project = Project.objects.create(
+        name="Proyek lama", kind="likert", dataset=Dataset.objects.create(name="d")
+    )
+    done = StudyImport.objects.create(
+        tool="argilla", name="Lama", upload_path="/gone", status="succeeded", project=project
+    )
+    waiting = StudyImport.objects.create(tool="potato", name="Baru", upload_path="/x")
+    client = role_client("project_manager")
+    with django_assert_max_num_queries(12):
+        page = client.get(reverse("annotation:study_import")).content.decode()
+    assert 'data-testid="study-imports"' in page
+    for job in (done, waiting):
+        assert f'href="{reverse("annotation:study_import_detail", kwargs={"import_id": job.pk})}"' in page
+    assert f'href="{reverse("annotation:manage_detail", kwargs={"project_id": project.pk})}"' in page
+    assert "Argilla" in page and "Potato" in page
+    assert page.index("Baru") < page.index("Lama")  # newest first
