@@ -17,6 +17,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
+from accounts.events import IMPORT_FINISHED
 from annotation.domain.tool_studies.label_studio import FieldMapping
 from annotation.domain.tool_studies.study import Problem, Study, StudyInvalid
 from annotation.models import StudyImport
@@ -95,6 +96,10 @@ STUDY_IMPORT_JOB = JobKind(
     record_failure=_failure,
     reset=_reset,
     clean_up=_clean_up,
+    # Site-wide webhooks hear it (the project it made is new: no endpoint of its own yet).
+    event=IMPORT_FINISHED,
+    event_project=lambda job: job.project_id,
+    event_key="study_import",
 )
 
 

@@ -18,6 +18,8 @@ from annotation.services import study_imports
 from annotation.tool_files import read_study
 from datasets_app.models import Dataset
 from tests.annotation.tool_studies import files
+from webhooks.models import WebhookDelivery
+from webhooks.services import webhook_create
 
 pytestmark = pytest.mark.django_db
 
@@ -161,3 +163,28 @@ def test_retry_is_refused_once_the_upload_is_gone(tmp_path):
         services.study_import_retry(job=job)
     job.refresh_from_db()
     assert job.status == "cancelled"
+
+
+def test_an_ended_import_tells_site_wide_webhooks(tmp_path, settings):
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+    cache.clear()
+    hook = webhook_create(project=None, url="http://127.0.0.1:18401/in", events=["import.finished"])
+    job = _queue(tmp_path)
+    job = services.study_import_run(job=job, task_id=job.task_id)
+    delivery = WebhookDelivery.objects.get(endpoint=hook)
+    assert delivery.event == "import.finished"
+    assert delivery.payload["data"] == {
+        "study_import": job.pk,
+        "status": "succeeded",
+        "project": job.project_id,
+    }
+    (tmp_path / "again").mkdir()
+    failed = _queue(tmp_path / "again", name="Studi lain")
+    Dataset.objects.create(name="Studi lain")
+    failed = services.study_import_run(job=failed, task_id=failed.task_id)
+    assert failed.status == "failed"
+    assert WebhookDelivery.objects.filter(endpoint=hook).latest("id").payload["data"] == {
+        "study_import": failed.pk,
+        "status": "failed",
+        "project": None,
+    }
