@@ -15,6 +15,7 @@ from annotation.models import (
     Review,
     Rubric,
     SpanSuggestion,
+    StudyImport,
     Task,
     TaskSlot,
     TranslationRound,
@@ -128,6 +129,18 @@ class FlagRecomputeAdmin(admin.ModelAdmin):
     list_display = ["id", "project", "status", "done", "total", "n_flagged", "created_at", "finished_at"]
     list_filter = ["status"]
     readonly_fields = [f.name for f in FlagRecompute._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(StudyImport)
+class StudyImportAdmin(admin.ModelAdmin):
+    """Read-only: imports are started from the study import page, the API or ``import_study``."""
+
+    list_display = ["id", "name", "tool", "status", "project", "n_errors", "created_at", "finished_at"]
+    list_filter = ["status", "tool"]
+    readonly_fields = [f.name for f in StudyImport._meta.fields]
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -55,8 +55,8 @@ from annotation.serializers import (
     ReviewItemSerializer,
     ReviewSerializer,
     SkipInputSerializer,
+    StudyImportSerializer,
     ToolStudyErrorSerializer,
-    ToolStudyImportedSerializer,
     ToolStudyImportInputSerializer,
 )
 from annotation.tool_files import read_study
@@ -701,12 +701,14 @@ class ToolStudyImportApi(APIView):
 
     @extend_schema(
         request={"multipart/form-data": ToolStudyImportInputSerializer},
-        responses={201: ToolStudyImportedSerializer, 200: OpenApiTypes.OBJECT, 400: ToolStudyErrorSerializer},
-        summary="Import a study from Label Studio, Argilla or Potato with its answers",
-        description="The export becomes a dataset, an active project of the study's kind and every answer "
-        "as submitted work of a pseudonymous annotator, in one transaction. A file with problems is refused "
-        "whole with every problem (file, record, field, message); nothing is written. dry_run describes the "
-        "study (200) without writing.",
+        responses={202: StudyImportSerializer, 200: OpenApiTypes.OBJECT, 400: ToolStudyErrorSerializer},
+        summary="Import a study from Label Studio, Argilla or Potato with its answers (in the background)",
+        description="The file is read at once: a file with problems is refused whole with every problem "
+        "(file, record, field, message) and nothing is written; dry_run describes the study (200) without "
+        "writing. Otherwise the import is queued (202, its URL in `url` and the Location header): a worker "
+        "makes the export a dataset, an active project of the study's kind and every answer submitted work "
+        "of a pseudonymous annotator, in one transaction. Poll the import (`GET url`) until `status` is "
+        "succeeded (`project`, `counts`) or failed (`errors`); cancel and retry it like any job.",
     )
     def post(self, request):
         serializer = ToolStudyImportInputSerializer(data=request.data)
@@ -726,13 +728,21 @@ class ToolStudyImportApi(APIView):
             return _study_error(
                 str(exc), [{"file": upload.name, "record": "", "field": "file", "message": str(exc)}], 1
             )
+        queued = False
         try:
             study = read_study(data["tool"], path, mapping=mapping, shown=upload.name)
             if data["dry_run"]:
                 return Response({"dry_run": True, **study.summary()})
-            done = services.tool_study_import(
-                study=study, name=data["name"], language=data["language"], created_by=request.user
+            job = services.study_import_queue(
+                study=study,
+                upload_path=path,
+                original_filename=upload.name,
+                name=data["name"],
+                language=data["language"],
+                mapping=mapping,
+                created_by=request.user,
             )
+            queued = True
         except StudyInvalid as exc:
             return _study_error(str(exc), [p.as_dict() for p in exc.problems], exc.total)
         except services.ProjectInvalid as exc:
@@ -741,18 +751,12 @@ class ToolStudyImportApi(APIView):
             ]
             return _study_error(str(exc), problems, len(problems))
         finally:
-            discard_upload(path)
-        body = {
-            "project": done.project.pk,
-            "dataset": done.project.dataset_id,
-            "name": done.project.name,
-            "kind": done.project.kind,
-            "tool": study.tool,
-            "tool_version": study.tool_version,
-            "criteria": done.criteria,
-            "counts": done.counts,
-        }
-        return Response(ToolStudyImportedSerializer(body).data, status=status.HTTP_201_CREATED)
+            if not queued:  # the queued import owns its upload from here
+                discard_upload(path)
+        job.refresh_from_db()  # a worker in the same process (eager mode) may have run it already
+        answer = StudyImportSerializer(job, context={"progress": services.study_import_progress_get(job=job)})
+        body = answer.data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
 # --- rubrics and review --------------------------------------------------------------------------------

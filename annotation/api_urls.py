@@ -1,10 +1,11 @@
 from django.urls import path
 
 from annotation import api
-from annotation.job_controls import FLAG_RECOMPUTE_CONTROL
+from annotation.job_controls import FLAG_RECOMPUTE_CONTROL, STUDY_IMPORT_CONTROL
 from datasets_app.job_api import JobCancelApi, JobDetailApi, JobRetryApi
 
 FLAGS = {"job": FLAG_RECOMPUTE_CONTROL.name}
+STUDY_IMPORT = {"job": STUDY_IMPORT_CONTROL.name}
 
 urlpatterns = [
     # The annotation loop's two routes first: every request of the loop is matched against the patterns
@@ -48,6 +49,24 @@ urlpatterns = [
     path("flag-recomputes/<int:run_id>/retry", JobRetryApi.as_view(), FLAGS, name="api-flag-recompute-retry"),
     path("tasks/<str:token>/skip", api.TaskSkipApi.as_view(), name="api-task-skip"),
     path("studies/import", api.ToolStudyImportApi.as_view(), name="api-study-import"),
+    path(
+        "studies/imports/<int:import_id>",
+        JobDetailApi.as_view(),
+        STUDY_IMPORT,
+        name="api-study-import-detail",
+    ),
+    path(
+        "studies/imports/<int:import_id>/cancel",
+        JobCancelApi.as_view(),
+        STUDY_IMPORT,
+        name="api-study-import-cancel",
+    ),
+    path(
+        "studies/imports/<int:import_id>/retry",
+        JobRetryApi.as_view(),
+        STUDY_IMPORT,
+        name="api-study-import-retry",
+    ),
     path("projects/<int:project_id>/rubric", api.ProjectRubricApi.as_view(), name="api-project-rubric"),
     path("reviews/", api.ReviewQueueApi.as_view(), name="api-review-queue"),
     path("reviews/create", api.ReviewCreateApi.as_view(), name="api-review-create"),

@@ -658,6 +658,55 @@ class FlagRecompute(models.Model):
         )
 
 
+class StudyImport(models.Model):
+    """A study from another tool (Label Studio, Argilla, Potato) imported in the background: the upload and
+    how it is read, then the project it became or every problem that stopped it."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    tool = models.CharField(max_length=20)
+    # Read from the file when it was previewed (the worker reads it again).
+    tool_version = models.CharField(max_length=100, blank=True)
+    kind = models.CharField(max_length=30, blank=True)
+    name = models.CharField(max_length=200)
+    language = models.CharField(max_length=3, default="ind")
+    # The data fields the file is read with ({"prompt", "responses", "item_id"}); empty: the tool's defaults.
+    mapping = models.JSONField(default=dict, blank=True)
+    upload_path = models.CharField(max_length=500)
+    original_filename = models.CharField(max_length=300, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="study_imports"
+    )
+    counts = models.JSONField(default=dict, blank=True)
+    # The study's question name -> the criterion it is rated under here.
+    criteria = models.JSONField(default=dict, blank=True)
+    # Every problem found (file, record, field, message; with the message's template and values, to show
+    # it in the page's language), up to a limit, and how many there were in all.
+    errors = models.JSONField(default=list, blank=True)
+    n_errors = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    task_id = models.CharField(max_length=64, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    # When the worker running it was last heard from, once the sweep or a cancel found that worker stopped.
+    worker_stopped_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"study import {self.pk} ({self.name}, {self.status})"
+
+
 class SpanSuggestion(models.Model):
     """A span offered to the annotators of an error-span task before they start: from the unit's automatic
     flags or from an LLM judge. Annotators accept, edit or remove each; ``ErrorSpan`` records which."""

@@ -3,9 +3,10 @@ response id, prompt id or dataset meta: they are built from ``selectors.TaskView
 
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.models import FlagRecompute, Membership, Project
+from annotation.models import FlagRecompute, Membership, Project, StudyImport
 from datasets_app.models import Dataset
 from datasets_app.serializers import UploadField
 
@@ -280,22 +281,70 @@ class ToolStudyImportInputSerializer(serializers.Serializer):
     )
 
 
-class ToolStudyImportedSerializer(serializers.Serializer):
-    project = serializers.IntegerField()
-    dataset = serializers.IntegerField()
-    name = serializers.CharField()
-    kind = serializers.CharField()
-    tool = serializers.CharField()
-    tool_version = serializers.CharField()
-    criteria = serializers.DictField(child=serializers.CharField())
-    counts = serializers.DictField(child=serializers.IntegerField())
-
-
 class StudyProblemSerializer(serializers.Serializer):
     file = serializers.CharField()
     record = serializers.CharField()
     field = serializers.CharField()
     message = serializers.CharField()
+
+
+class StudyImportProgressSerializer(serializers.Serializer):
+    step = serializers.ChoiceField(
+        choices=["read", "items", "project", "annotators", "answers"], help_text="The step under way."
+    )
+    done = serializers.IntegerField(help_text="Steps finished.")
+    total = serializers.IntegerField(help_text="Steps in all.")
+
+
+class StudyImportSerializer(serializers.ModelSerializer):
+    """A study import: queued, running (with the step it is at), or ended with its project or every
+    problem found. ``project`` ... ``counts`` are those of the synchronous import's answer, filled in
+    once it succeeded."""
+
+    url = serializers.SerializerMethodField()
+    dataset = serializers.SerializerMethodField()
+    errors = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = StudyImport
+        fields = [
+            "id",
+            "url",
+            "status",
+            "project",
+            "dataset",
+            "name",
+            "kind",
+            "tool",
+            "tool_version",
+            "language",
+            "criteria",
+            "counts",
+            "errors",
+            "n_errors",
+            "progress",
+            "attempts",
+            "cancel_requested",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+
+    def get_url(self, job) -> str:
+        return reverse("api-study-import-detail", kwargs={"import_id": job.pk})
+
+    def get_dataset(self, job) -> int | None:
+        return job.project.dataset_id if job.project_id else None
+
+    @extend_schema_field(StudyProblemSerializer(many=True))
+    def get_errors(self, job) -> list[dict]:
+        keys = ("file", "record", "field", "message")
+        return [{k: str(e.get(k, "")) for k in keys} for e in job.errors or []]
+
+    @extend_schema_field(StudyImportProgressSerializer(allow_null=True))
+    def get_progress(self, job) -> dict | None:
+        return self.context.get("progress")
 
 
 class ToolStudyErrorSerializer(serializers.Serializer):

@@ -2,8 +2,9 @@
 
 from celery import shared_task
 
-from annotation.models import FlagRecompute
+from annotation.models import FlagRecompute, StudyImport
 from annotation.services.loop import leases_reclaim
+from annotation.services.study_imports import STUDY_IMPORT_JOB, study_import_run
 from annotation.services.translation import FLAG_RECOMPUTE_JOB, flag_recompute_run
 from datasets_app.jobs import jobs_requeue_stale
 
@@ -36,3 +37,27 @@ def translation_flags_recompute_task(self, run_id: int) -> str | None:
 def flag_recomputes_requeue_stale_task() -> dict:
     """Periodic (beat): send again, or fail, the flag recomputations whose task is gone."""
     return jobs_requeue_stale(kind=FLAG_RECOMPUTE_JOB)
+
+
+@shared_task(
+    bind=True,
+    name="annotation.study_import_run",
+    queue="default",
+    soft_time_limit=3 * 3600,
+    time_limit=3 * 3600 + 60,
+)
+def study_import_run_task(self, import_id: int) -> str | None:
+    """Import a study from another tool; an import that is gone or has ended is left alone (a running one
+    is started again only by a redelivery of its own task, whose earlier delivery died)."""
+    job = StudyImport.objects.filter(pk=import_id).first()
+    if job is None or job.status not in (StudyImport.Status.QUEUED, StudyImport.Status.RUNNING):
+        return None
+    return study_import_run(job=job, task_id=self.request.id).status
+
+
+@shared_task(
+    name="annotation.study_imports_requeue_stale", ignore_result=True, soft_time_limit=120, time_limit=180
+)
+def study_imports_requeue_stale_task() -> dict:
+    """Periodic (beat): send again, or fail, the study imports whose task is gone."""
+    return jobs_requeue_stale(kind=STUDY_IMPORT_JOB)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.job_controls import FLAG_RECOMPUTE_CONTROL
+from annotation.job_controls import FLAG_RECOMPUTE_CONTROL, STUDY_IMPORT_CONTROL
 from annotation.views import (
     annotator,
     flags,
@@ -29,6 +29,19 @@ urlpatterns = [
     path("manage/import-mqm/", mqm_import.manage_mqm_import, name="manage_mqm_import"),
     path("manage/import/", tool_imports.study_import, name="study_import"),
     path("manage/import/<str:token>/", tool_imports.study_import_preview, name="study_import_preview"),
+    path("manage/imports/<int:import_id>/", tool_imports.study_import_detail, name="study_import_detail"),
+    path(
+        "manage/imports/<int:import_id>/cancel",
+        job_cancel_view,
+        {"job": STUDY_IMPORT_CONTROL.name},
+        name="study_import_cancel",
+    ),
+    path(
+        "manage/imports/<int:import_id>/retry",
+        job_retry_view,
+        {"job": STUDY_IMPORT_CONTROL.name},
+        name="study_import_retry",
+    ),
     path("manage/rubrics/", rubrics.rubric_list, name="rubric_list"),
     path("manage/rubrics/new/", rubrics.rubric_create, name="rubric_create"),
     path("manage/rubrics/<slug:criterion>/", rubrics.rubric_edit, name="rubric_edit"),

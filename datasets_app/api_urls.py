@@ -19,8 +19,8 @@ urlpatterns = [
         IMPORT,
         name="api-dataset-import-cancel",
     ),
-    # Every controlled kind of background job by its name (import, export, flag-recompute): the same
-    # operations as the kinds' own routes above and in their apps.
+    # Every controlled kind of background job by its name (import, export, flag-recompute, study-import):
+    # the same operations as the kinds' own routes above and in their apps.
     path("jobs/<str:job>/<int:job_id>", JobDetailApi.as_view(), name="api-job-detail"),
     path("jobs/<str:job>/<int:job_id>/cancel", JobCancelApi.as_view(), name="api-job-cancel"),
     path("jobs/<str:job>/<int:job_id>/retry", JobRetryApi.as_view(), name="api-job-retry"),

@@ -1,6 +1,6 @@
 """One surface to control the background jobs people start: cancel, retry and read them, on the page or the API.
 
-Every kind of job row a person controls (imports, exports, flag recomputations) registers a
+Every kind of job row a person controls (imports, exports, flag recomputations, study imports) registers a
 :class:`JobControl`: the roles that may control it, how the page finds its row from the URL (a project
 manager's membership, say), the services that cancel and retry it, the serializer of its API answers, the
 page to go back to and the messages the page shows. Services and serializers are named by dotted path and

@@ -89,6 +89,8 @@ class JobKind:
     # The event (``accounts.events``) emitted when a job of this kind ends, with its project's id.
     event: str = ""
     event_project: Callable[[Any], int | None] = lambda job: None
+    # The key of the job's id in the event's data (default: ``noun``).
+    event_key: str = ""
 
 
 def max_attempts() -> int:
@@ -354,7 +356,7 @@ def job_finish(*, kind: JobKind, job: Any, status: str, message: str = "", field
     kind.clean_up(job, status)
     if kind.event:
         project_id = kind.event_project(job)
-        data = {kind.noun: job.pk, "status": status}
+        data = {kind.event_key or kind.noun: job.pk, "status": status}
         event_emit(name=kind.event, project_id=project_id, data=data | {"project": project_id})
     return job
 

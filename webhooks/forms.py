@@ -10,7 +10,7 @@ EVENT_LABELS = {
     "review.rejected": _("review.rejected: a reviewer sent work back"),
     "run.finished": _("run.finished: a generation, judge or benchmark run ended"),
     "export.finished": _("export.finished: an export ended"),
-    "import.finished": _("import.finished: a dataset import ended (site-wide endpoints only)"),
+    "import.finished": _("import.finished: a dataset or study import ended (site-wide endpoints only)"),
 }
 
 

@@ -25,6 +25,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 if TYPE_CHECKING:  # httpx is imported where a delivery is sent: every process loads this module at start
     import httpx
@@ -44,11 +45,18 @@ USER_AGENT = "Timbang-Webhooks/1"
 
 
 class WebhookInvalid(Refused):
-    """What a manager asked for cannot be saved; ``errors`` maps fields to messages."""
+    """What a manager asked for cannot be saved; ``errors`` maps fields to their English messages (the
+    API's answer), ``reasons`` to the refusals themselves, which a page shows in its language
+    (``accounts.refusals.shown``); with one field, ``shown`` of the exception shows its reason."""
 
-    def __init__(self, errors: dict[str, str]):
-        self.errors = errors
-        super().__init__("; ".join(f"{field}: {message}" for field, message in errors.items()))
+    def __init__(self, errors: dict[str, str | Refused | WebhookUrlRefused]):
+        self.reasons = dict(errors)
+        self.errors = {field: str(reason) for field, reason in errors.items()}
+        super().__init__("; ".join(f"{field}: {message}" for field, message in self.errors.items()))
+        if len(self.reasons) == 1:
+            (reason,) = self.reasons.values()
+            self.message = getattr(reason, "message", reason)
+            self.params = getattr(reason, "params", {})
 
 
 # -- settings --------------------------------------------------------------------------------------------
@@ -86,27 +94,30 @@ def url_checked(url: str) -> tuple[Target, list[str]]:
     addresses = host_addresses(target.host, target.port)
     refusal = address_refusal(addresses, allowed_networks=_setting("WEBHOOK_ALLOWED_NETWORKS", []))
     if refusal:
-        raise WebhookUrlRefused(f"{target.host}: {refusal}")
+        raise WebhookUrlRefused("%(host)s: %(reason)s", host=target.host, reason=refusal)
     return target, addresses
 
 
-def url_refusal(url: str) -> str | None:
+def url_refusal(url: str) -> WebhookUrlRefused | None:
     """Why ``url`` may not receive webhooks now (None: it may); see :func:`url_checked`."""
     try:
         url_checked(url)
     except WebhookUrlRefused as exc:
-        return str(exc)
+        return exc
     return None
 
 
 def _events_checked(events: list[str]) -> list[str]:
     unknown = [name for name in events if name not in EVENT_NAMES]
     if unknown:
-        raise WebhookInvalid(
-            {"events": f"unknown event(s) {', '.join(unknown)}; known: {', '.join(EVENT_NAMES)}"}
+        unknown_text = Refused(
+            gettext_noop("unknown event(s) %(unknown)s; known: %(known)s"),
+            unknown=", ".join(unknown),
+            known=", ".join(EVENT_NAMES),
         )
+        raise WebhookInvalid({"events": unknown_text})
     if not events:
-        raise WebhookInvalid({"events": "choose at least one event"})
+        raise WebhookInvalid({"events": Refused(gettext_noop("choose at least one event"))})
     return [name for name in EVENT_NAMES if name in events]
 
 
@@ -326,7 +337,7 @@ def delivery_attempt(*, delivery: WebhookDelivery, now: datetime | None = None) 
 
     try:
         if not hook.active:
-            raise WebhookUrlRefused("the endpoint is switched off")
+            raise WebhookUrlRefused(gettext_noop("the endpoint is switched off"))
         target, addresses = url_checked(hook.url)
     except WebhookUrlRefused as exc:
         error = f"refused: {exc}"
@@ -412,7 +423,8 @@ def webhook_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
     """Send a delivery's message again (same id and body, signed anew), as a new delivery with its own log."""
     hook = WebhookEndpoint.objects.get(pk=delivery.endpoint_id)
     if not hook.active:
-        raise WebhookInvalid({"endpoint": "the endpoint is switched off; switch it on to redeliver"})
+        switched_off = Refused(gettext_noop("the endpoint is switched off; switch it on to redeliver"))
+        raise WebhookInvalid({"endpoint": switched_off})
     again = WebhookDelivery.objects.create(
         endpoint=hook,
         event=delivery.event,

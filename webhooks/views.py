@@ -32,8 +32,8 @@ def webhook_list(request: HttpRequest) -> HttpResponse:
                 created_by=request.user,
             )
         except services.WebhookInvalid as exc:
-            for field, message in exc.errors.items():
-                form.add_error(field if field in form.fields else None, message)
+            for field, reason in exc.reasons.items():
+                form.add_error(field if field in form.fields else None, shown(reason))
         else:
             messages.success(request, _("Webhook added. Give its secret to the receiver."))
             return redirect("webhooks:detail", hook_id=hook.pk)

@@ -2,8 +2,8 @@
 
 From the bottom up: ``loop`` (claim, lease, submit of the stored rows, skip, reopen, errors), ``projects``
 (rubrics, status, groups, members, gold), the kinds ``rating``, ``translation`` and ``questions`` beside
-``reviews``, then ``kinds`` (dispatch by kind and the entry points that need one) and ``studies``
-(imports of finished studies). Each module names its public services in ``__all__``; they are gathered
+``reviews``, then ``kinds`` (dispatch by kind and the entry points that need one), ``studies``
+(imports of finished studies) and ``study_imports`` (a study's import as a background job). Each module names its public services in ``__all__``; they are gathered
 here so callers may write ``from annotation import services``.
 """
 
@@ -18,4 +18,5 @@ from annotation.services.reviews import *
 from annotation.services.rubrics import *
 from annotation.services.spans import *
 from annotation.services.studies import *
+from annotation.services.study_imports import *
 from annotation.services.translation import *

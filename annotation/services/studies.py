@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -57,6 +57,7 @@ from datasets_app.models import Dataset, Prompt, Question, Response, Translation
 __all__ = [
     "MQM_TSV_EXTRA",
     "MqmImport",
+    "TOOL_STUDY_STEPS",
     "ToolStudyImported",
     "idcsqa_import",
     "mqm_rater_accounts",
@@ -64,6 +65,7 @@ __all__ = [
     "mqm_tsv_import_with_accounts",
     "mqm_tsv_raters",
     "tool_study_import",
+    "tool_study_name_check",
 ]
 
 # Accounts of annotators who answered in another tool: they cannot log in; exports show pseudonyms only.
@@ -474,6 +476,19 @@ def mqm_tsv_import_with_accounts(
     return done, users
 
 
+# The steps of a study's import, in order: reading the file, then those of ``tool_study_import``.
+TOOL_STUDY_STEPS: tuple[str, ...] = ("read", "items", "project", "annotators", "answers")
+
+
+def tool_study_name_check(name: str) -> None:
+    """Refuse a study's name that is empty or names a dataset already (``ProjectInvalid`` on ``name``)."""
+    name = name.strip()
+    if not name:
+        raise ProjectInvalid({"name": "Give the study a name."})
+    if Dataset.objects.filter(name=name).exists():
+        raise ProjectInvalid({"name": f"A dataset named {name!r} exists already."})
+
+
 @dataclass(frozen=True)
 class ToolStudyImported:
     project: Project
@@ -514,15 +529,18 @@ def tool_study_import(
     name: str,
     language: str = "ind",
     created_by: AbstractBaseUser | None = None,
+    step: Callable[[str], None] | None = None,
 ) -> ToolStudyImported:
     """Load a study read from another tool (``annotation.domain.tool_studies``): its items as a new
     dataset of prompts and responses, an active project of the study's kind over them, and every answer as
-    a submitted assignment of a pseudonymous annotator (an account that cannot log in). All or nothing."""
+    a submitted assignment of a pseudonymous annotator (an account that cannot log in). All or nothing.
+
+    ``step`` is called with each step's name (``TOOL_STUDY_STEPS`` after ``read``) before it starts; what
+    it raises (a background import's cancel) rolls everything back."""
+    step = step or (lambda name: None)
+    tool_study_name_check(name)
     name = name.strip()
-    if not name:
-        raise ProjectInvalid({"name": "Give the study a name."})
-    if Dataset.objects.filter(name=name).exists():
-        raise ProjectInvalid({"name": f"A dataset named {name!r} exists already."})
+    step("items")
     criteria = {
         c.name: _criterion_for(c.name, c.scale_json(), c.source_name or c.name) for c in study.criteria
     }
@@ -560,6 +578,7 @@ def tool_study_import(
     for item in study.items:
         response_ids[item.external_id] = [r.pk for r in responses[cursor : cursor + len(item.responses)]]
         cursor += len(item.responses)
+    step("project")
     project = project_create(
         dataset=dataset,
         name=name,
@@ -570,6 +589,7 @@ def tool_study_import(
         description=f"Imported from {study.tool_version}.",
         created_by=created_by,
     )
+    step("annotators")
     key = _pseudonym_key()
     users = {}
     user_model = get_user_model()
@@ -586,6 +606,7 @@ def tool_study_import(
         project_member_add(project=project, user=users[annotator], group=group)
     if users:
         project_activate(project=project)
+    step("answers")
     n_answers = _answers_import(
         project=project, study=study, users=users, criteria=criteria, response_ids=response_ids
     )

@@ -1,5 +1,6 @@
 """Moving a study in from Label Studio, Argilla or Potato: upload the export (choosing its tool), see
-what was found and which data fields hold the prompt and the responses, then import it with its answers.
+what was found and which data fields hold the prompt and the responses, then import it with its answers in
+the background, its progress on the import's page and then a link to the project.
 
 A file with problems is shown with every problem (file, record, field) and nothing is written."""
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from django import forms
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -18,16 +19,17 @@ from accounts.permissions import role_required
 from accounts.roles import PROJECT_MANAGER
 from annotation.domain.tool_studies.label_studio import FieldMapping
 from annotation.domain.tool_studies.study import TOOL_LABELS, Problem, StudyInvalid
-from annotation.services import ProjectInvalid, tool_study_import
+from annotation.models import StudyImport
+from annotation.services import ProjectInvalid, study_import_progress_get, study_import_queue
 from annotation.tool_files import field_choices, read_study
 from datasets_app.domain.languages import LANGUAGES
 from datasets_app.models import Dataset
-from datasets_app.services import discard_upload
 from datasets_app.uploads import UploadRejected, store_upload
 
 UPLOAD_SALT = "annotation.tool-study-upload"
 UPLOAD_MAX_AGE = 24 * 3600
 PREVIEW_ITEMS = 5
+RECENT_IMPORTS = 10
 
 
 class ToolStudyUploadForm(forms.Form):
@@ -70,7 +72,10 @@ def study_import(request: HttpRequest) -> HttpResponse:
             )
             return redirect("annotation:study_import_preview", token=token)
     status = 400 if request.method == "POST" else 200
-    return render(request, "annotation/study_import.html", {"form": form}, status=status)
+    recent = list(StudyImport.objects.select_related("project")[:RECENT_IMPORTS])
+    for job in recent:
+        job.tool_label = TOOL_LABELS.get(job.tool, job.tool)
+    return render(request, "annotation/study_import.html", {"form": form, "recent": recent}, status=status)
 
 
 def _pending(token: str) -> dict:
@@ -105,6 +110,14 @@ def study_import_preview(request: HttpRequest, token: str) -> HttpResponse:
     """What the file holds, read with the chosen fields; confirming imports it (all or nothing)."""
     pending = _pending(token)
     path, tool = Path(pending["path"]), pending["tool"]
+    # An upload that is being imported, or was, shows its import: it is not imported twice.
+    started = (
+        StudyImport.objects.filter(upload_path=str(path))
+        .exclude(status__in=[StudyImport.Status.FAILED, StudyImport.Status.CANCELLED])
+        .first()
+    )
+    if started is not None:
+        return redirect("annotation:study_import_detail", import_id=started.pk)
     data = request.POST if request.method == "POST" else request.GET
     mapping = _mapping_from(data)
     name = (data.get("name") or pending["name"]).strip()
@@ -118,8 +131,14 @@ def study_import_preview(request: HttpRequest, token: str) -> HttpResponse:
         problems, n_problems = exc.problems, exc.total
     if request.method == "POST" and study is not None:
         try:
-            done = tool_study_import(
-                study=study, name=name, language=pending["language"], created_by=request.user
+            job = study_import_queue(
+                study=study,
+                upload_path=path,
+                original_filename=pending["filename"],
+                name=name,
+                language=pending["language"],
+                mapping=mapping,
+                created_by=request.user,
             )
         except ProjectInvalid as exc:
             errors = dict(exc.errors)
@@ -128,8 +147,7 @@ def study_import_preview(request: HttpRequest, token: str) -> HttpResponse:
             problems = [Problem(pending["filename"], "", field, message) for field, message in errors.items()]
             n_problems = len(problems)
         else:
-            discard_upload(path)
-            return redirect("annotation:manage_detail", project_id=done.project.pk)
+            return redirect("annotation:study_import_detail", import_id=job.pk)
     shown = mapping or (
         FieldMapping(
             prompt=str(study.fields.get("prompt", "")),
@@ -155,3 +173,50 @@ def study_import_preview(request: HttpRequest, token: str) -> HttpResponse:
         "mapping": shown,
     }
     return render(request, "annotation/study_import_preview.html", context, status=400 if problems else 200)
+
+
+STEP_LABELS = {
+    "read": _("Reading the file"),
+    "items": _("Writing the items and their responses"),
+    "project": _("Creating the project"),
+    "annotators": _("Adding the annotators"),
+    "answers": _("Writing the answers"),
+}
+
+
+def _stored_problem(job: StudyImport, problem: dict) -> dict:
+    """A problem stored on the import, its message in the page's language."""
+    message = problem.get("message", "")
+    if problem.get("field") == "name" and Dataset.objects.filter(name=job.name).exists():
+        message = gettext("A dataset of this name exists already; choose another name.")
+    elif problem.get("template"):
+        try:
+            message = gettext(problem["template"]) % problem.get("params", {})
+        except (KeyError, TypeError, ValueError):  # values that did not keep their type: the English text
+            pass
+    elif message:
+        message = gettext(message)
+    return {**problem, "message": message}
+
+
+@role_required(PROJECT_MANAGER)
+def study_import_detail(request: HttpRequest, import_id: int) -> HttpResponse:
+    """Where a study's import stands: the step it is at while it runs, then a link to its project, or every
+    problem that stopped it (nothing of it written)."""
+    job = get_object_or_404(StudyImport.objects.select_related("project"), pk=import_id)
+    progress = study_import_progress_get(job=job)
+    context = {
+        "job": job,
+        "tool_label": TOOL_LABELS.get(job.tool, job.tool),
+        "active": job.status in (StudyImport.Status.QUEUED, StudyImport.Status.RUNNING),
+        "progress": progress,
+        "step_label": STEP_LABELS.get(progress["step"], "") if progress else "",
+        "percent": round(100 * progress["done"] / progress["total"]) if progress else None,
+        "problems": [_stored_problem(job, p) for p in job.errors or []],
+    }
+    template = (
+        "annotation/study_import_detail.html#study-import-status"
+        if request.htmx
+        else "annotation/study_import_detail.html"
+    )
+    return render(request, template, context)

@@ -361,6 +361,10 @@ CELERY_BEAT_SCHEDULE |= {
         "task": "annotation.flag_recomputes_requeue_stale",
         "schedule": 60.0,
     },
+    "annotation-study-imports-requeue-stale": {
+        "task": "annotation.study_imports_requeue_stale",
+        "schedule": 60.0,
+    },
     # Pending webhook deliveries whose task the broker lost (WEBHOOK_STALE_AFTER_S overdue) are sent again.
     "webhooks-deliveries-requeue-stale": {"task": "webhooks.deliveries_requeue_stale", "schedule": 300.0},
 }

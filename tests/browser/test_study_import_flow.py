@@ -1,5 +1,6 @@
 """Moving a study in from another tool in the browser, in English and in Indonesian: upload a Label Studio
-export with the tool chosen, see what was found, choose the fields, import, land on the new project; a bad
+export with the tool chosen, see what was found, choose the fields, import in the background, follow the
+import's page to the new project; a bad
 file shows every problem by file, record and field, and nothing is written."""
 
 import json
@@ -14,10 +15,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WORDS = {
     "en": {"link": "Import a study from another tool", "upload": "Upload and preview", "found": "What was found",
            "import": "Import the study with its answers", "problems": "2 problems. Nothing was written.",
-           "missing": "Missing: whose answer is this?", "rating": "Expected a whole number from 1; got 2.5."},
+           "missing": "Missing: whose answer is this?", "rating": "Expected a whole number from 1; got 2.5.",
+           "done": "4 items, 3 annotators, 11 answers imported."},
     "id": {"link": "Impor studi dari alat lain", "upload": "Unggah dan pratinjau", "found": "Yang ditemukan",
            "import": "Impor studi beserta jawabannya", "problems": "2 masalah. Tidak ada yang ditulis.",
-           "missing": "Tidak ada: jawaban siapa ini?", "rating": "Diharapkan bilangan bulat mulai dari 1; didapat 2.5."},
+           "missing": "Tidak ada: jawaban siapa ini?", "rating": "Diharapkan bilangan bulat mulai dari 1; didapat 2.5.",
+           "done": "4 butir, 3 anotator, 11 jawaban diimpor."},
 }  # fmt: skip
 
 
@@ -53,6 +56,11 @@ def test_label_studio_study_imported_through_the_page(page, login, lang, setting
     page.wait_for_selector("[data-testid=study-items]")
     assert page.locator("[data-testid=study-items] tbody tr td >> nth=0").inner_text() == "p1"
     page.get_by_role("button", name=WORDS[lang]["import"]).click()
+    # The import runs in the background; its page shows where it stands, then links to the project.
+    page.wait_for_url("**/annotate/manage/imports/*/")
+    page.wait_for_selector("#study-import-status[data-status=succeeded]")
+    assert WORDS[lang]["done"] in page.inner_text("[data-testid=study-import-counts]")
+    page.click("[data-testid=study-project-link]")
     page.wait_for_url("**/annotate/manage/*/")
     project = Project.objects.get(name=f"Studi {lang}")
     assert project.status == "active" and project.criteria == ["quality", "correct"]

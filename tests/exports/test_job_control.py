@@ -38,7 +38,7 @@ def _import(status="queued") -> DatasetImport:
 
 def test_every_controlled_kind_is_registered_once_the_urls_are_loaded(client):
     client.get("/")  # loads the URL configuration, which registers the kinds
-    assert {"import", "export", "flag-recompute"} <= set(job_controls())
+    assert {"import", "export", "flag-recompute", "study-import"} <= set(job_controls())
     with pytest.raises(ValueError, match="registered already"):
         job_control_register(
             JobControl(**{**job_control("export").__dict__, "testid": "other"})  # same name, another control

@@ -25,6 +25,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
+from annotation.models import StudyImport
 from annotation.views.tool_imports import UPLOAD_SALT as STUDY_UPLOAD_SALT
 from datasets_app.views import UPLOAD_SALT
 from tests.security.conftest import ROLES, World, connection_kept_open
@@ -108,6 +109,14 @@ def pending_study_token() -> str:
     return signing.dumps(pending, salt=STUDY_UPLOAD_SALT)
 
 
+def study_import(w: World) -> dict[str, int]:
+    """A study import that failed (its upload gone: a retry is refused, which is an allowed answer)."""
+    job = StudyImport.objects.create(
+        tool="label_studio", name="matrix-study", upload_path="/nonexistent/s.json", status="failed"
+    )
+    return {"import_id": job.pk}
+
+
 #                         anon  ann  peer  outsider  reviewer  pm  researcher  admin
 DATA = "L F F F F A A A"  # datasets, exports, runs, endpoints, analytics: project managers and researchers
 MANAGE = "L F F F F A F A"  # project management: project managers only
@@ -184,6 +193,9 @@ PAGES: dict[str, Row] = {
     "annotation:manage_mqm_import": Row("GET", MANAGE),
     "annotation:study_import": Row("GET", MANAGE),
     "annotation:study_import_preview": Row("GET", MANAGE, lambda w: {"token": pending_study_token()}),
+    "annotation:study_import_detail": Row("GET", MANAGE, study_import),
+    "annotation:study_import_cancel": Row("POST", MANAGE, study_import),
+    "annotation:study_import_retry": Row("POST", MANAGE, study_import),
     "annotation:rubric_list": Row("GET", MANAGE),
     "annotation:rubric_create": Row("GET", MANAGE),
     "annotation:rubric_edit": Row("GET", MANAGE, lambda w: {"criterion": "relevance"}),
@@ -283,6 +295,9 @@ API: dict[str, Row] = {
     "api-project-list": Row("GET", "U A A A F A F A"),  # annotators: their own projects
     "api-project-create": Row("POST", MANAGE_API),
     "api-study-import": Row("POST", MANAGE_API),
+    "api-study-import-detail": Row("GET", MANAGE_API, study_import),
+    "api-study-import-cancel": Row("POST", MANAGE_API, study_import),
+    "api-study-import-retry": Row("POST", MANAGE_API, study_import),
     "api-project-detail": Row("GET", MANAGE_API, rating),
     "api-project-update": Row("PATCH", MANAGE_API, rating, lambda w: {"name": "renamed"}),
     "api-project-delete": Row("DELETE", MANAGE_API, rating),

@@ -16,7 +16,20 @@ MAX_URL_LENGTH = 500
 
 
 class WebhookUrlRefused(ValueError):
-    """The URL may not receive webhooks; the text says why."""
+    """The URL may not receive webhooks; the text says why.
+
+    ``message`` is the English text with ``%(name)s`` places and ``params`` their values, kept apart so that a
+    page can show the reason in its own language (``accounts.refusals.shown``); ``str()`` is the English text
+    filled in (a list of alternatives joined with "or"), as the API, the commands and the delivery log keep it.
+    """
+
+    def __init__(self, message: str, **params: object) -> None:
+        self.message = message
+        self.params = params
+        filled = {
+            k: " or ".join(map(str, v)) if isinstance(v, list | tuple) else v for k, v in params.items()
+        }
+        super().__init__(message % filled if params else message)
 
 
 @dataclass(frozen=True)
@@ -32,15 +45,15 @@ def url_target(url: str, *, allowed_hosts: Sequence[str] = (), https_only: bool 
     ``allowed_hosts`` (empty: any host) holds ``host``, ``host:port`` or ``.domain`` (the domain and its
     subdomains), as ``MODEL_ENDPOINT_HOSTS`` does for model endpoints."""
     if len(url) > MAX_URL_LENGTH:
-        raise WebhookUrlRefused(f"the URL is longer than {MAX_URL_LENGTH} characters")
+        raise WebhookUrlRefused("the URL is longer than %(n)s characters", n=MAX_URL_LENGTH)
     try:
         parts = urlsplit(url.strip())
         port = parts.port
     except ValueError as exc:
-        raise WebhookUrlRefused(f"the URL cannot be read: {exc}") from exc
+        raise WebhookUrlRefused("the URL cannot be read: %(error)s", error=str(exc)) from exc
     schemes = ("https",) if https_only else ("http", "https")
     if parts.scheme not in schemes:
-        raise WebhookUrlRefused(f"the URL must start with {' or '.join(s + '://' for s in schemes)}")
+        raise WebhookUrlRefused("the URL must start with %(schemes)s", schemes=[f"{s}://" for s in schemes])
     if not parts.hostname:
         raise WebhookUrlRefused("the URL has no host")
     if parts.username or parts.password:
@@ -48,7 +61,9 @@ def url_target(url: str, *, allowed_hosts: Sequence[str] = (), https_only: bool 
     host = parts.hostname.lower().rstrip(".")
     port = port or (443 if parts.scheme == "https" else 80)
     if allowed_hosts and not host_allowed(host, port, allowed_hosts):
-        raise WebhookUrlRefused(f"{host}:{port} is not in the site's list of webhook hosts")
+        raise WebhookUrlRefused(
+            "%(host)s:%(port)s is not in the site's list of webhook hosts", host=host, port=port
+        )
     return Target(scheme=parts.scheme, host=host, port=port)
 
 
@@ -74,15 +89,17 @@ def _networks(allowed_networks: Sequence[str]) -> list[ipaddress.IPv4Network | i
         return [ipaddress.ip_network(n.strip(), strict=False) for n in allowed_networks if n.strip()]
     except ValueError as exc:
         raise WebhookUrlRefused(
-            f"WEBHOOK_ALLOWED_NETWORKS holds something that is not a network: {exc}"
+            "WEBHOOK_ALLOWED_NETWORKS holds something that is not a network: %(error)s", error=str(exc)
         ) from exc
 
 
-def address_refusal(addresses: Sequence[str], *, allowed_networks: Sequence[str] = ()) -> str | None:
+def address_refusal(
+    addresses: Sequence[str], *, allowed_networks: Sequence[str] = ()
+) -> WebhookUrlRefused | None:
     """Why a host with these resolved addresses may not be reached (None: it may). Every address is
     checked: one private address among public ones refuses the host."""
     if not addresses:
-        return "the host has no address"
+        return WebhookUrlRefused("the host has no address")
     networks = _networks(allowed_networks)
     for text in addresses:
         address = ipaddress.ip_address(text.split("%", 1)[0])
@@ -91,5 +108,5 @@ def address_refusal(addresses: Sequence[str], *, allowed_networks: Sequence[str]
         if any(address in network for network in networks):
             continue
         if not address.is_global or address.is_multicast or address.is_unspecified:
-            return f"{text} is a private, loopback or reserved address"
+            return WebhookUrlRefused("%(address)s is a private, loopback or reserved address", address=text)
     return None

@@ -10,7 +10,11 @@ a question's type is read from its values (whole numbers: rating; text: label; l
 - ``rating``: a criterion on points 1..the highest option (from 1; an option 0 is refused);
 - ``label_selection``: a criterion whose categories are the options;
 - ``ranking``: options name record fields; the ranked fields are the item's responses, and the criterion
-  holds N + 1 - rank. A value is the list of options in rank order (2.x) or ``[{"value", "rank"}]`` (1.x).
+  holds N + 1 - rank. A value is the list of options in rank order (2.x) or ``[{"value", "rank"}]`` (1.x);
+- ``text``: the answer's comment (with several text questions, each line names its question).
+
+Refused, with no equivalent here: ``multi_label_selection`` (several labels where a criterion holds one)
+and ``span`` (spans are marked on translations only, in MQM and ESA projects).
 
 Only ``submitted`` responses are answers. Rating and label questions judge an item's single response; a
 dataset with a ranking question takes its responses from the ranking's options.
@@ -34,7 +38,7 @@ from annotation.domain.tool_studies.study import (
 )
 
 VERSION = "Argilla 2.x (to_hub / to_datasets layout)"
-QUESTION_TYPES = ("rating", "label_selection", "ranking")
+QUESTION_TYPES = ("rating", "label_selection", "ranking", "text")
 SUFFIXES = (".responses", ".responses.users", ".responses.status")
 
 
@@ -97,7 +101,8 @@ def parse(
                     "settings",
                     name,
                     gettext_noop(
-                        "Questions of type %(type)s cannot be imported (rating, label_selection, ranking)."
+                        "Questions of type %(type)s cannot be imported (rating, label_selection, ranking, "
+                        "text)."
                     ),
                     type=repr(q["type"]),
                 )
@@ -108,9 +113,10 @@ def parse(
         )
     problems.raise_any()
     ranking = rankings[0] if rankings else None
+    texts = [n for n, q in questions.items() if q["type"] == "text" and f"{n}.responses" in columns]
     criteria: dict[str, Criterion] = {}
     for name, q in questions.items():
-        if f"{name}.responses" not in columns or q["type"] not in QUESTION_TYPES:
+        if f"{name}.responses" not in columns or q["type"] not in QUESTION_TYPES or q["type"] == "text":
             continue
         options = q["options"]
         if q["type"] == "rating":
@@ -249,9 +255,19 @@ def parse(
                         )
                         continue
                     entry["ratings"][(0, criterion.name)] = value
+        for qname in texts:
+            for value, user in _submitted(record, qname, where, problems):
+                if not isinstance(value, str):
+                    problems.add(where, f"{qname}.responses", "Expected text.")
+                    continue
+                entry = per.setdefault((item_id, str(user)), {"ratings": {}, "where": where})
+                if value.strip():
+                    line = f"{qname}: {value.strip()}" if len(texts) > 1 else value.strip()
+                    entry.setdefault("comments", []).append(line)
     problems.raise_any()
     for (item_id, user), entry in per.items():
-        answers.append(Answer(item_id, user, entry["ratings"], where=entry["where"]))
+        comment = "\n".join(entry.get("comments", ()))
+        answers.append(Answer(item_id, user, entry["ratings"], comment=comment, where=entry["where"]))
     study = Study(
         tool="argilla",
         tool_version=VERSION,
@@ -273,3 +289,31 @@ def _ranking(value: object) -> list[str] | None:
     if all(isinstance(v, Mapping) and "value" in v and "rank" in v for v in value):
         return [str(v["value"]) for v in sorted(value, key=lambda v: v["rank"])]
     return None
+
+
+def _submitted(record: Mapping, qname: str, where: str, problems: Problems) -> list[tuple[object, object]]:
+    """(value, user) of the question's submitted responses on the record; a malformed one is a problem."""
+    values = record.get(f"{qname}.responses")
+    if values is None:
+        return []
+    users = record.get(f"{qname}.responses.users") or []
+    statuses = record.get(f"{qname}.responses.status") or ["submitted"] * len(values or [])
+    if (
+        not isinstance(values, list)
+        or not isinstance(users, list)
+        or len(users) != len(values)
+        or len(statuses) != len(values)
+    ):
+        problems.add(
+            where, f"{qname}.responses", "Values, users and statuses must be lists of the same length."
+        )
+        return []
+    out = []
+    for value, user, status in zip(values, users, statuses, strict=True):
+        if status != "submitted":
+            continue
+        if user in (None, ""):
+            problems.add(where, f"{qname}.responses.users", "A response without its user.")
+            continue
+        out.append((value, user))
+    return out

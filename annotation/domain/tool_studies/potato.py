@@ -8,7 +8,12 @@ annotator is the folder's name. Schemes understood, by the shape of their answer
 - multiple choice (radio, or multiselect with one label ticked): ``{"<label>": "<true|1|label>"}``, a
   criterion whose categories are the labels seen;
 - pairwise (binary mode): ``{"selection": "A" | "B" | "tie"}``, a vote; the two texts are the line's
-  ``displayed_text`` when it is a list of two, or the list under the chosen response key.
+  ``displayed_text`` when it is a list of two, or the list under the chosen response key;
+- text (``annotation_type: text``): ``{"text_box": "..."}`` or labelled boxes, the answer's comment (with
+  several text schemes, each line names its scheme). A pairwise study may have text schemes beside its vote.
+
+Refused, with no equivalent here: pairwise scale mode (``{"scale_value": "-2"}``: a degree of preference
+that an A / B / tie vote would lose), and a multiselect with several labels ticked.
 
 The text judged is ``displayed_text`` (or the chosen response key); the prompt a chosen key of the line.
 """
@@ -35,6 +40,7 @@ VERSION = "Potato 1.2 / 2.x annotation_output (annotated_instances.jsonl per ann
 FILE_NAME = "annotated_instances.jsonl"
 _SCALE = re.compile(r"^scale_(\d+)$")
 _OFF = {"", "0", "false", "off", "no"}
+_ON = {"1", "true", "on", "yes"}
 _SELECTION = {"a": "A", "b": "B", "tie": "tie", "both_bad": "both_bad"}
 
 
@@ -42,6 +48,21 @@ def _chosen(value: object) -> bool:
     if isinstance(value, bool):
         return value
     return value is not None and str(value).strip().lower() not in _OFF
+
+
+def _text_answer(value: Mapping) -> str | None:
+    """The text of a text scheme's answer (``{"text_box": "..."}``, or labelled boxes ``{"pro": "...",
+    "con": "..."}``, shown as ``label: text`` lines); None when the answer is a choice: every value is a
+    flag (``true``, ``1``, ``on`` ...) or the label itself."""
+    if "text_box" in value and len(value) == 1:
+        text = value["text_box"]
+        return text.strip() if isinstance(text, str) else None
+    if not value or not all(isinstance(v, str) for v in value.values()):
+        return None
+    flags = _OFF | _ON
+    if all(v.strip().lower() in flags or v.strip().lower() == str(k).lower() for k, v in value.items()):
+        return None
+    return "\n".join(f"{k}: {v.strip()}" for k, v in value.items() if v.strip())
 
 
 def parse(
@@ -135,6 +156,8 @@ def parse(
                 problems.add(where, field_name, "Likert points start at 1.", file=file)
                 continue
             seen_points[scheme] = max(seen_points.get(scheme, 2), got)
+        elif (text := _text_answer(value)) is not None:
+            shape, got = "text", text
         else:
             if len(on) != 1:
                 problems.add(
@@ -156,9 +179,13 @@ def parse(
             continue
         parsed.append((item_id, annotator, where, file, scheme, got))
     pairwise_schemes = [s for s, shape in shapes.items() if shape == "pairwise"]
-    if pairwise_schemes and len(shapes) > 1:
+    text_schemes = sorted(s for s, shape in shapes.items() if shape == "text")
+    judged = sorted(s for s, shape in shapes.items() if shape != "text")
+    if pairwise_schemes and len(judged) > 1:
         problems.add(
-            "", ", ".join(sorted(shapes)), "A pairwise study holds one pairwise scheme and nothing else."
+            "",
+            ", ".join(judged),
+            "A pairwise study holds one pairwise scheme and nothing else (text boxes aside).",
         )
     problems.raise_any()
     criteria: dict[str, Criterion] = {}
@@ -174,8 +201,12 @@ def parse(
     per: dict[tuple[str, str], dict] = {}
     for item_id, annotator, where, file, scheme, got in parsed:
         entry = per.setdefault(
-            (item_id, annotator), {"ratings": {}, "vote": None, "where": f"{file}: {where}"}
+            (item_id, annotator), {"ratings": {}, "vote": None, "where": f"{file}: {where}", "comments": []}
         )
+        if scheme in text_schemes:
+            if got:
+                entry["comments"].append(f"{scheme}: {got}" if len(text_schemes) > 1 else got)
+            continue
         if scheme in pairwise_schemes:
             entry["vote"] = got
             continue
@@ -198,7 +229,10 @@ def parse(
         kind="pairwise" if pairwise_schemes else "likert",
         criteria=tuple(criteria.values()),
         items=tuple(items.values()),
-        answers=tuple(Answer(i, a, e["ratings"], e["vote"], where=e["where"]) for (i, a), e in per.items()),
+        answers=tuple(
+            Answer(i, a, e["ratings"], e["vote"], "\n".join(e["comments"]), where=e["where"])
+            for (i, a), e in per.items()
+        ),
         fields={"prompt": mapping.prompt, "responses": list(mapping.responses), "item_id": ""},
     )
     check_study(study, problems)

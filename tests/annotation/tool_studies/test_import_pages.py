@@ -9,7 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.models import Annotation, Project
+from annotation.models import Annotation, Project, StudyImport
 from datasets_app.models import Dataset
 from tests.annotation.tool_studies import files
 
@@ -23,7 +23,9 @@ def _upload(client, tool: str, name: str, content: bytes, filename: str):
     )
 
 
-def test_label_studio_upload_preview_and_import(role_client, settings, tmp_path):
+def test_label_studio_upload_preview_and_import(
+    role_client, settings, tmp_path, django_capture_on_commit_callbacks
+):
     settings.UPLOADS_DIR = tmp_path / "uploads"
     client = role_client("project_manager")
     body = json.dumps(files.label_studio_rating_tasks()).encode()
@@ -34,31 +36,39 @@ def test_label_studio_upload_preview_and_import(role_client, settings, tmp_path)
     assert preview.status_code == 200
     assert 'data-testid="n-answers">11<' in page and "Label Studio 1.13 JSON export" in page
     assert '<option value="answer" selected>' in page  # the response field found
-    done = client.post(
-        response.url,
-        {
-            "prompt_field": "prompt",
-            "response_field": ["answer"],
-            "item_id_field": "item",
-            "name": "Studi halaman",
-        },
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        done = client.post(
+            response.url,
+            {
+                "prompt_field": "prompt",
+                "response_field": ["answer"],
+                "item_id_field": "item",
+                "name": "Studi halaman",
+            },
+        )
+    job = StudyImport.objects.get()
+    assert done.status_code == 302 and done.url == reverse("annotation:study_import_detail", args=[job.pk])
     project = Project.objects.get(name="Studi halaman")
-    assert done.status_code == 302 and done.url == reverse("annotation:manage_detail", args=[project.pk])
+    page = client.get(done.url).content.decode()
+    assert 'data-status="succeeded"' in page
+    assert f'href="{reverse("annotation:manage_detail", args=[project.pk])}"' in page
     assert project.dataset.prompts.first().language == "sun"
     assert Annotation.objects.filter(assignment__project=project).count() == 19
     # The upload is gone once imported.
     assert client.get(response.url).status_code == 404
 
 
-def test_zipped_potato_folder_through_the_page(role_client, settings, tmp_path):
+def test_zipped_potato_folder_through_the_page(
+    role_client, settings, tmp_path, django_capture_on_commit_callbacks
+):
     settings.UPLOADS_DIR = tmp_path / "uploads"
     files.write_potato(tmp_path / "annotation_output")
     archive = shutil.make_archive(str(tmp_path / "out"), "zip", tmp_path, "annotation_output")
     client = role_client("project_manager")
     with open(archive, "rb") as f:
         response = _upload(client, "potato", "Potato", f.read(), "annotation_output.zip")
-    done = client.post(response.url, {"prompt_field": "", "item_id_field": "", "name": "Potato"})
+    with django_capture_on_commit_callbacks(execute=True):
+        done = client.post(response.url, {"prompt_field": "", "item_id_field": "", "name": "Potato"})
     assert done.status_code == 302
     assert Project.objects.get(name="Potato").assignments.count() == 11
 

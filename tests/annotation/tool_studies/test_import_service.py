@@ -3,6 +3,8 @@ equals ``krippendorff.alpha`` on the same values."""
 
 from __future__ import annotations
 
+import json
+
 import krippendorff
 import numpy as np
 import pytest
@@ -179,3 +181,16 @@ def test_queries_do_not_grow_with_the_number_of_items(tmp_path):
         counts.append(len(queries))
     # 54 more items and 162 more answers: a few more batches of inserts, never a query per row.
     assert counts[2] - counts[1] <= 6, counts
+
+
+def test_text_answers_of_argilla_and_potato_are_kept_as_comments(tmp_path):
+    folder = files.write_potato(tmp_path / "annotation_output")
+    own = folder / "ani@example.org" / "annotated_instances.jsonl"
+    lines = [json.loads(line) for line in own.read_text(encoding="utf-8").splitlines()]
+    lines[0]["label_annotations"]["why"] = {"text_box": "Sangat jelas."}
+    own.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    project = services.tool_study_import(study=read_study("potato", folder), name="Potato teks").project
+    assert project.criteria == ["quality", "correct"]  # the text box is no criterion
+    comments = Annotation.objects.filter(assignment__project=project, criterion="comment")
+    assert list(comments.values_list("comment", flat=True)) == ["Sangat jelas."]
+    assert comments.get().assignment.task.prompt.external_id == lines[0]["id"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import datasets
 import pytest
 
@@ -267,3 +269,132 @@ def test_nul_characters_are_refused_where_they_are(tmp_path):
         StudyInvalid, match="out/ani@example.org/annotated_instances.jsonl: line 1: displayed_text"
     ):
         read_study("potato", folder, shown="out")
+
+
+def _potato_lines(folder, annotator: str, lines: list[dict]) -> None:
+    own = folder / annotator
+    own.mkdir(parents=True)
+    text = "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
+    (own / "annotated_instances.jsonl").write_text(text, encoding="utf-8")
+
+
+def test_potato_text_boxes_become_the_answers_comments(tmp_path):
+    folder = tmp_path / "out"
+    _potato_lines(
+        folder,
+        "ani",
+        [
+            {
+                "id": "1",
+                "displayed_text": "Jakarta.",
+                "label_annotations": {
+                    "quality": {"scale_4": "4"},
+                    "why": {"text_box": " Jawaban tepat. "},
+                    "notes": {"pro": "singkat", "con": ""},
+                },
+            },
+            {"id": "2", "displayed_text": "Bandung.", "label_annotations": {"quality": {"scale_2": "2"}}},
+        ],
+    )
+    _potato_lines(
+        folder,
+        "budi",
+        [
+            {
+                "id": "1",
+                "displayed_text": "Jakarta.",
+                "label_annotations": {"quality": {"scale_5": "5"}, "why": {"text_box": ""}},
+            }
+        ],
+    )
+    study = read_study("potato", folder, shown="out")
+    # The text schemes are no criteria: a free-text box was read as a one-label choice before.
+    assert [(c.name, c.points) for c in study.criteria] == [("quality", 5)]
+    comments = {(a.annotator, a.item_id): a.comment for a in study.answers}
+    assert comments == {
+        ("ani", "1"): "why: Jawaban tepat.\nnotes: pro: singkat",
+        ("ani", "2"): "",
+        ("budi", "1"): "",
+    }
+    assert _ratings(study, "quality")[("ani", "1")] == 4
+
+
+def test_potato_pairwise_keeps_a_rationale_and_still_refuses_the_scale_mode(tmp_path):
+    folder = tmp_path / "out"
+    pair = ["Satu.", "Dua."]
+    _potato_lines(
+        folder,
+        "ani",
+        [
+            {
+                "id": "1",
+                "displayed_text": pair,
+                "label_annotations": {"pref": {"selection": "B"}, "why": {"text_box": "Lebih lengkap."}},
+            }
+        ],
+    )
+    study = read_study("potato", folder, shown="out")
+    assert study.kind == "pairwise"
+    assert [(a.vote, a.comment) for a in study.answers] == [("B", "Lebih lengkap.")]
+    scale = tmp_path / "scale"
+    _potato_lines(
+        scale,
+        "ani",
+        [{"id": "1", "displayed_text": pair, "label_annotations": {"pref": {"scale_value": "-2"}}}],
+    )
+    with pytest.raises(StudyInvalid, match="scale mode cannot be imported"):
+        read_study("potato", scale, shown="scale")
+
+
+def test_potato_radio_answers_stay_choices(tmp_path):
+    # A radio answer ticked with a flag or with its own label is a choice, not text.
+    folder = tmp_path / "out"
+    for annotator, ticked in (("ani", {"Benar": "Benar"}), ("budi", {"Salah": "1", "Benar": "0"})):
+        line = {"id": "1", "displayed_text": "Jakarta.", "label_annotations": {"correct": ticked}}
+        _potato_lines(folder, annotator, [line])
+    study = read_study("potato", folder, shown="out")
+    assert study.criteria[0].categories == (("benar", "Benar"), ("salah", "Salah"))
+    assert _ratings(study, "correct") == {("ani", "1"): "benar", ("budi", "1"): "salah"}
+    assert {a.comment for a in study.answers} == {""}
+
+
+def test_argilla_text_questions_become_the_answers_comments():
+    settings = {
+        "fields": [{"name": "prompt"}, {"name": "answer"}],
+        "questions": [
+            {
+                "name": "quality",
+                "settings": {"type": "rating", "options": [{"value": v} for v in range(1, 6)]},
+            },
+            {"name": "why", "settings": {"type": "text"}},
+        ],
+    }
+    record = {
+        "id": "x",
+        "prompt": "Ibu kota?",
+        "answer": "Jakarta.",
+        "quality.responses": [4, 2],
+        "quality.responses.users": ["u1", "u2"],
+        "why.responses": ["Tepat.", "Kurang lengkap.", "draf"],
+        "why.responses.users": ["u1", "u2", "u3"],
+        "why.responses.status": ["submitted", "submitted", "draft"],
+    }
+    study = argilla.parse([record], settings=settings, file="ds")
+    assert [c.name for c in study.criteria] == ["quality"]
+    assert {a.annotator: (a.ratings[(0, "quality")], a.comment) for a in study.answers} == {
+        "u1": (4, "Tepat."),
+        "u2": (2, "Kurang lengkap."),
+    }
+    bad = dict(record, **{"why.responses": [3, "ok", "x"]})
+    with pytest.raises(StudyInvalid, match="ds: record x: why.responses: Expected text."):
+        argilla.parse([bad], settings=settings, file="ds")
+
+
+def test_argilla_multi_label_and_span_questions_stay_refused():
+    settings = {
+        "fields": [{"name": "prompt"}, {"name": "answer"}],
+        "questions": [{"name": "tags", "settings": {"type": "multi_label_selection", "options": ["a", "b"]}}],
+    }
+    record = {"id": "x", "answer": "A", "tags.responses": [["a", "b"]], "tags.responses.users": ["u1"]}
+    with pytest.raises(StudyInvalid, match="Questions of type 'multi_label_selection' cannot be imported"):
+        argilla.parse([record], settings=settings, file="ds")

@@ -52,16 +52,31 @@ def test_https_only_and_the_host_allow_list():
     ],
 )
 def test_private_loopback_and_reserved_addresses_are_refused(address):
-    assert "private, loopback or reserved" in address_refusal([address])
+    refusal = address_refusal([address])
+    assert "private, loopback or reserved" in str(refusal)
+    # The reason keeps its text and values apart, for a page to translate.
+    assert refusal.message == "%(address)s is a private, loopback or reserved address"
+    assert refusal.params == {"address": address}
 
 
 def test_every_address_is_checked_and_allowed_networks_let_some_through():
     assert address_refusal(["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"]) is None
     assert (
-        address_refusal(["93.184.215.14", "10.0.0.5"])
+        str(address_refusal(["93.184.215.14", "10.0.0.5"]))
         == "10.0.0.5 is a private, loopback or reserved address"
     )
     assert address_refusal(["127.0.0.1", "::1"], allowed_networks=["127.0.0.0/8", "::1/128"]) is None
-    assert address_refusal([]) == "the host has no address"
+    assert str(address_refusal([])) == "the host has no address"
     with pytest.raises(WebhookUrlRefused, match="not a network"):
         address_refusal(["127.0.0.1"], allowed_networks=["localhost"])
+
+
+def test_a_refused_urls_english_text_joins_alternatives_and_keeps_the_values_apart():
+    with pytest.raises(WebhookUrlRefused) as refused:
+        url_target("gopher://example.org/")
+    assert str(refused.value) == "the URL must start with http:// or https://"
+    assert refused.value.message == "the URL must start with %(schemes)s"
+    assert refused.value.params == {"schemes": ["http://", "https://"]}
+    with pytest.raises(WebhookUrlRefused) as refused:
+        url_target("https://ci.example.org/", allowed_hosts=["hooks.example.org"])
+    assert refused.value.params == {"host": "ci.example.org", "port": 443}

@@ -54,6 +54,48 @@ def test_a_refused_url_is_shown_on_the_form_and_nothing_is_saved(role_client):
     assert not WebhookEndpoint.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("url", "events", "says"),
+    [
+        ("http://10.0.0.1/in", ["task.submitted"], "10.0.0.1 adalah alamat privat, loopback, atau khusus"),
+        ("ftp://hooks.example.org/", ["task.submitted"], "URL harus diawali http:// atau https://"),
+        ("https://u:p@hooks.example.org/", ["task.submitted"], "URL tidak boleh memuat nama pengguna"),
+    ],
+)
+def test_refusal_reasons_are_shown_in_the_pages_language(role_client, url, events, says):
+    client = role_client("project_manager")
+    page = client.post("/webhooks/", {"url": url, "events": events}, HTTP_ACCEPT_LANGUAGE="id")
+    assert page.status_code == 200 and says in page.content.decode()
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_a_host_outside_the_allow_list_is_refused_in_indonesian(role_client, settings):
+    settings.WEBHOOK_ALLOWED_HOSTS = ["hooks.example.org"]
+    client = role_client("project_manager")
+    page = client.post(
+        "/webhooks/",
+        {"url": "https://other.example.org/in", "events": ["task.submitted"]},
+        HTTP_ACCEPT_LANGUAGE="id",
+    )
+    assert "other.example.org:443 tidak ada dalam daftar host webhook situs ini" in page.content.decode()
+
+
+def test_redelivery_to_a_switched_off_endpoint_says_why_in_indonesian(role_client, loopback_allowed):
+    from webhooks.services import webhook_create
+
+    hook = webhook_create(project=None, url="http://127.0.0.1:8267/", events=["import.finished"])
+    hook.active = False
+    hook.save(update_fields=["active"])
+    delivery = WebhookDelivery.objects.create(
+        endpoint=hook, event="import.finished", message_id="msg_off", payload={}, status="failed"
+    )
+    client = role_client("project_manager")
+    page = client.post(
+        f"/webhooks/deliveries/{delivery.pk}/redeliver", follow=True, HTTP_ACCEPT_LANGUAGE="id"
+    )
+    assert "endpoint dimatikan; nyalakan untuk mengirim ulang" in page.content.decode()
+
+
 def test_rotate_switch_off_and_delete_from_the_page(role_client, loopback_allowed):
     from webhooks.services import webhook_create
 
