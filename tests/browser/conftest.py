@@ -28,6 +28,13 @@ CHROMIUM_ARGS = [
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
+def shot(page, name: str, *, full_page: bool = True) -> None:
+    """With TIMBANG_SCREENSHOTS_DIR set, keep a screenshot of the page for the guides (docs/screenshots)."""
+    folder = os.environ.get("TIMBANG_SCREENSHOTS_DIR")
+    if folder:
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=full_page)
+
+
 def pytest_collection_modifyitems(config, items):
     # The hook sees every test of the session, not only this folder's: skip the browser tests alone.
     if not os.path.exists(CHROMIUM):

@@ -19,6 +19,7 @@ from arena.models import Battle
 from evaluation.models import ModelEndpoint
 from evaluation.services.endpoints import backend_cache_clear
 from tests.arena.builders import make_arena
+from tests.browser.conftest import shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -120,7 +121,9 @@ RECORD_EVENTS = """
 """
 
 
-def _battle(page, project, worker, *, prompt: str, labels: dict[str, str]) -> tuple[Battle, list[str], dict]:
+def _battle(
+    page, project, worker, *, prompt: str, labels: dict[str, str], shots: str
+) -> tuple[Battle, list[str], dict]:
     bodies: list[str] = []
     page.add_init_script(RECORD_EVENTS)
 
@@ -156,9 +159,11 @@ def _battle(page, project, worker, *, prompt: str, labels: dict[str, str]) -> tu
     battle = Battle.objects.get(project=project)
     panes = {side: page.locator(f".stream-pane[data-pane={side}]").inner_text() for side in ("A", "B")}
     before_vote = list(bodies)
+    shot(page, f"{shots}-answers")
     page.keyboard.press("b")
     page.keyboard.press("Enter")
     page.wait_for_selector("[data-testid=voted]")
+    shot(page, f"{shots}-voted")
     return battle, before_vote, panes
 
 
@@ -196,6 +201,7 @@ def test_a_battle_in_english_on_a_laptop(
         model_worker,
         prompt="Sugeng enjing, piye kabare?",
         labels={"question": "Which answer is better?"},
+        shots="arena-battle",
     )
     _check(battle, before_vote, panes, page)
 
@@ -214,6 +220,7 @@ def test_a_battle_in_indonesian_on_a_phone(
         model_worker,
         prompt="Kowe seneng mangan apa?",
         labels={"question": "Jawaban mana yang lebih baik?"},
+        shots="arena-battle-phone-id",
     )
     _check(battle, before_vote, panes, page)
     assert page.get_by_role("heading", name="Suara Anda").is_visible()

@@ -6,6 +6,7 @@ from django.core.cache import cache
 
 from tests.analytics.test_arena_leaderboard import SLUGS, _voted
 from tests.arena.builders import make_arena, make_endpoints
+from tests.browser.conftest import shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -41,6 +42,7 @@ def test_researcher_reads_the_leaderboard_and_changes_its_options(page, login, a
     assert page.get_by_test_id("rating-plot").locator("circle").count() == 2
     assert page.get_by_test_id("pair-matrix").locator("tbody tr").count() == 3
     assert page.get_by_test_id("breakdown-language").locator("details").count() == 2
+    shot(page, "arena-leaderboard")
 
     page.check("input[name=style][value=length]")
     page.select_option("#ties", "davidson")

@@ -5,9 +5,6 @@ is marked in the same page as any task and credited."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from django.core.cache import cache
 
@@ -15,6 +12,7 @@ from annotation import selectors
 from annotation.models import Annotation, AttentionCheck, ErrorSpan
 from datasets_app.models import Dataset, TranslationUnit
 from tests.annotation import conftest as annotation_fixtures
+from tests.browser.conftest import shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 job_project = annotation_fixtures.job_project
@@ -59,13 +57,6 @@ def drag(page, first, last) -> None:
     page.mouse.down()
     page.mouse.move(b["x"] + b["width"] - 2, b["y"] + b["height"] / 2, steps=5)
     page.mouse.up()
-
-
-def shot(page, name: str) -> None:
-    """With TIMBANG_SCREENSHOTS_DIR set, keep a screenshot for the guides (docs/screenshots)."""
-    folder = os.environ.get("TIMBANG_SCREENSHOTS_DIR")
-    if folder:
-        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
 
 
 def set_language(page, code: str) -> None:

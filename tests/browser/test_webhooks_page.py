@@ -29,7 +29,7 @@ def test_a_manager_adds_a_webhook_in_indonesian_and_redelivers_from_the_log(
     form.get_by_label("URL").fill("http://10.1.2.3/masuk")
     form.get_by_label("import.finished", exact=False).check()
     form.get_by_role("button", name="Tambahkan webhook").click()
-    assert "10.1.2.3 is a private, loopback or reserved address" in page.content()
+    assert "10.1.2.3 adalah alamat privat, loopback, atau khusus (reserved)" in page.content()
 
     form = page.locator("[data-testid=webhook-form]")
     form.get_by_label("URL").fill(receiver.url)

@@ -242,8 +242,13 @@ def test_gold_items_come_at_the_rate_and_do_not_count_toward_k(make_project):
     n_gold = len([t for t in served if t in gold_ids])
     assert len(served) - n_gold == 8 and n_gold >= 1
     # Gold comes exactly where the annotator's seeded gold slots fall (positions drawn per block of the
-    # stream, see annotation.domain.gold); which positions those are depends on the annotator's id.
-    expected = [is_gold_slot(project.seed, user.pk, i, project.gold_rate) for i in range(len(served))]
+    # stream, see annotation.domain.gold), while the annotator has gold items left to see (each once; a
+    # slot after the last one gets an ordinary task); which positions those are depends on the annotator's id.
+    expected, seen = [], 0
+    for i in range(len(served)):
+        gold = is_gold_slot(project.seed, user.pk, i, project.gold_rate) and seen < len(gold_tasks)
+        seen += gold
+        expected.append(gold)
     assert [task in gold_ids for task in served] == expected
     assert not TaskSlot.objects.filter(task__in=gold_tasks).exists()
 
