@@ -20,7 +20,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 
-from datasets_app.models import Dataset, Prompt, Question, Response, TranslationUnit
+from datasets_app.models import Dataset, JobRecord, Prompt, Question, Response, TranslationUnit
 
 # Per-annotator task order (annotation.domain.blinding): each slot row stores ORDER_SLOTS random keys and
 # every annotator reads one of them from an index, rotated to start at their own offset.
@@ -619,7 +619,7 @@ class QuestionErrorReview(models.Model):
         return f"taxonomy review of {self.question_id} by {self.reviewer_id}"
 
 
-class FlagRecompute(models.Model):
+class FlagRecompute(JobRecord):
     """A background recomputation of the translation flags of a project's units, with its progress."""
 
     class Status(models.TextChoices):
@@ -635,15 +635,6 @@ class FlagRecompute(models.Model):
     done = models.PositiveIntegerField(default=0)
     n_flagged = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    task_id = models.CharField(max_length=64, blank=True)
-    cancel_requested = models.BooleanField(default=False)
-    # When the worker running it was last heard from, once the sweep or a cancel found that worker stopped.
-    worker_stopped_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -658,7 +649,7 @@ class FlagRecompute(models.Model):
         )
 
 
-class StudyImport(models.Model):
+class StudyImport(JobRecord):
     """A study from another tool (Label Studio, Argilla, Potato) imported in the background: the upload and
     how it is read, then the project it became or every problem that stopped it."""
 
@@ -690,15 +681,6 @@ class StudyImport(models.Model):
     # it in the page's language), up to a limit, and how many there were in all.
     errors = models.JSONField(default=list, blank=True)
     n_errors = models.PositiveIntegerField(default=0)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    task_id = models.CharField(max_length=64, blank=True)
-    cancel_requested = models.BooleanField(default=False)
-    # When the worker running it was last heard from, once the sweep or a cancel found that worker stopped.
-    worker_stopped_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

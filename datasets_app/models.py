@@ -5,6 +5,25 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 
+class JobRecord(models.Model):
+    """What every background job row keeps for the job framework (``datasets_app.jobs``): the deliveries
+    that took it, the Celery id of the delivery meant to run it, a cancel asked for while it runs, when its
+    worker was last heard from once found stopped, who asked for it and when it was made, started and
+    ended. Imports, exports, flag recomputes and study imports are such rows."""
+
+    attempts = models.PositiveSmallIntegerField(default=0)
+    task_id = models.CharField(max_length=64, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    worker_stopped_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
 class Dataset(models.Model):
     class Kind(models.TextChoices):
         PROMPTS = "prompts", _("Prompts and responses")
@@ -172,7 +191,7 @@ class Question(models.Model):
         return f"{self.dataset_id}:{self.external_id}"
 
 
-class DatasetImport(models.Model):
+class DatasetImport(JobRecord):
     """One import attempt, run in the request or by a worker; keeps its errors."""
 
     class Status(models.TextChoices):
@@ -201,17 +220,6 @@ class DatasetImport(models.Model):
     )
     counts = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    # Background job bookkeeping (datasets_app.jobs): deliveries that took the job, the Celery id of the
-    # delivery meant to run it, and a cancel asked for while it runs.
-    attempts = models.PositiveSmallIntegerField(default=0)
-    task_id = models.CharField(max_length=64, blank=True)
-    cancel_requested = models.BooleanField(default=False)
-    # When the worker running it was last heard from, once the sweep or a cancel found that worker stopped.
-    worker_stopped_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

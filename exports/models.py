@@ -1,11 +1,12 @@
 """Exports: one row per export of a project, with its options, counts, files and Hub location."""
 
-from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from datasets_app.models import JobRecord
 
-class Export(models.Model):
+
+class Export(JobRecord):
     """One export of a rating project: its options, what came out, and where it went.
 
     ``options`` holds every parameter the export used (pair strategy and filters, split, seed, format), so
@@ -51,15 +52,6 @@ class Export(models.Model):
     hub_revision = models.CharField(max_length=64, blank=True, help_text="Commit sha returned by the Hub.")
     hub_url = models.CharField(max_length=500, blank=True)
     error = models.TextField(blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    task_id = models.CharField(max_length=64, blank=True)
-    cancel_requested = models.BooleanField(default=False)
-    # When the worker running it was last heard from, once the sweep or a cancel found that worker stopped.
-    worker_stopped_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         # The table kept the name it had when exports lived in datasets_app.
