@@ -548,6 +548,11 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return lines
 
 
+def card_document(header: str, lines: list[str]) -> str:
+    """A dataset card: the YAML header between ``---`` lines, then the Markdown lines."""
+    return f"---\n{header}---\n\n" + "\n".join(lines)
+
+
 def render_yaml(data: Mapping[str, Any]) -> str:
     """Block-style YAML for mappings, sequences and scalars (str, int, finite float, bool, None)."""
     return "".join(line + "\n" for line in _yaml_mapping(data, 0))

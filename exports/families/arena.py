@@ -14,7 +14,7 @@ import pandas as pd
 
 from analytics.domain.leaderboard import LeaderboardError, leaderboard_fit
 from annotation.models import Project
-from exports.domain.dataset_card import render_yaml
+from exports.domain.dataset_card import card_document, render_yaml
 from exports.families import arena_selectors
 from exports.families.base import Destination, Family, Step
 from exports.options import ExportFailed, ExportOptions, corpus_options_resolve
@@ -182,7 +182,7 @@ def card(*, project: Project, options: ExportOptions, built: ArenaBuild, destina
         f"`{options.license}`",
         "",
     ]
-    return f"---\n{header}---\n\n" + "\n".join(lines)
+    return card_document(header, lines)
 
 
 FAMILY = Family(

@@ -106,3 +106,18 @@ def parameters_lines(project: Project, options: ExportOptions, keys: tuple[str, 
     values = {"format": options.kind, "project_id": project.pk, "dataset_id": project.dataset_id}
     values.update({key: data[key] for key in keys})
     return [f"- `{key}`: `{value}`" for key, value in values.items()]
+
+
+def made_and_licensed_lines(project: Project, options: ExportOptions, keys: tuple[str, ...]) -> list[str]:
+    """A corpus card's last two sections: the export's parameters (``keys`` beside the format and ids),
+    and the licence."""
+    return [
+        "## How it was made",
+        "",
+        *parameters_lines(project, options, keys),
+        "",
+        "## License",
+        "",
+        f"`{options.license}`",
+        "",
+    ]

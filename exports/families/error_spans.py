@@ -19,9 +19,10 @@ import pyarrow as pa
 from annotation.domain.error_spans import esa_report, mqm_report, rating_points, span_agreement
 from annotation.domain.mqm_tsv import write_mqm_tsv
 from annotation.models import SPAN_KINDS, Project
+from exports.domain.dataset_card import card_document
 from exports.families import error_spans_selectors
 from exports.families.base import Destination, Family, Step, kind_name
-from exports.families.corpus import corpus_header, parameters_lines
+from exports.families.corpus import corpus_header, made_and_licensed_lines
 from exports.options import ERROR_SPANS, MQM_TSV, ExportFailed, ExportOptions, corpus_options_resolve
 from exports.writers import write_hf_folder
 
@@ -290,17 +291,8 @@ def card(*, project: Project, options: ExportOptions, built: SpansBuild, destina
             *[f"| {column} | {text} |" for column, text in COLUMN_TEXT.items()],
             "",
         ]
-    lines += [
-        "## How it was made",
-        "",
-        *parameters_lines(project, options, ("bootstrap_draws",)),
-        "",
-        "## License",
-        "",
-        f"`{options.license}`",
-        "",
-    ]
-    return f"---\n{header}---\n\n" + "\n".join(lines)
+    lines += made_and_licensed_lines(project, options, ("bootstrap_draws",))
+    return card_document(header, lines)
 
 
 def write(*, destination: Destination, built: SpansBuild, card: Any, step: Step) -> dict[str, Any]:

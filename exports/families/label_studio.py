@@ -14,7 +14,7 @@ from typing import Any
 
 from annotation.domain.tool_studies.label_studio_export import build_tasks, label_config
 from annotation.models import RATING_KINDS, Project
-from exports.domain.dataset_card import render_yaml
+from exports.domain.dataset_card import card_document, render_yaml
 from exports.families import label_studio_selectors
 from exports.families.base import Destination, Family, Step, kind_name
 from exports.options import ExportInvalid, ExportOptions, answers_options_resolve
@@ -124,7 +124,7 @@ def card(
         f"`{options.license}`",
         "",
     ]
-    return f"---\n{header}---\n\n" + "\n".join(lines)
+    return card_document(header, lines)
 
 
 FAMILY = Family(

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from annotation.models import Project
 from exports import selectors
-from exports.domain.dataset_card import work_lines
+from exports.domain.dataset_card import card_document, work_lines
 from exports.families import question_set_selectors
 from exports.families.base import Destination, Family, Step, kind_name
 from exports.families.corpus import (
@@ -20,7 +20,7 @@ from exports.families.corpus import (
     CorpusBuild,
     corpus_build,
     corpus_header,
-    parameters_lines,
+    made_and_licensed_lines,
     reviewed_tags,
     simulated_tags,
     were,
@@ -210,16 +210,9 @@ def _card_text(project: Project, options: ExportOptions, summary: Mapping[str, A
         "|---|---:|",
         *[f"| {language} | {n:,} |" for language, n in summary["languages"].items()],
         "",
-        "## How it was made",
-        "",
-        *parameters_lines(project, options, ("max_ambiguous",)),
-        "",
-        "## License",
-        "",
-        f"`{options.license}`",
-        "",
+        *made_and_licensed_lines(project, options, ("max_ambiguous",)),
     ]
-    return f"---\n{header}---\n\n" + "\n".join(lines)
+    return card_document(header, lines)
 
 
 FAMILY = Family(

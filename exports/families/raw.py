@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from annotation.models import RATING_KINDS, Project
-from exports.domain.dataset_card import CSV_CELLS_NOTE, render_yaml
+from exports.domain.dataset_card import CSV_CELLS_NOTE, card_document, render_yaml
 from exports.families import raw_selectors
 from exports.families.base import Destination, Family, Step, kind_name
 from exports.options import RAW_FORMATS, ExportInvalid, ExportOptions, answers_options_resolve
@@ -120,7 +120,7 @@ def card(*, project: Project, options: ExportOptions, built: RawBuild, destinati
         f"`{options.license}`",
         "",
     ]
-    return f"---\n{header}---\n\n" + "\n".join(lines)
+    return card_document(header, lines)
 
 
 FAMILY = Family(
