@@ -114,6 +114,14 @@ _RATING = KindHandler(
     submit_ends_with_mark=True,
 )
 
+# MQM and ESA differ in the answer they take (ESA adds a score), which span_submit reads from the project.
+_SPANS = KindHandler(
+    validate=job_project_validate,
+    tasks_create=span_tasks_create,
+    claim_filter=span_claim_filter,
+    submit=span_submit,
+)
+
 
 def _arena_validate(project: Project) -> None:
     if project.gold_rate:
@@ -173,18 +181,8 @@ KIND_HANDLERS: dict[str, KindHandler] = {
         claim_filter=mcq_claim_filter,
         submit=mcq_submit,
     ),
-    Project.Kind.TRANSLATION_MQM: KindHandler(
-        validate=job_project_validate,
-        tasks_create=span_tasks_create,
-        claim_filter=span_claim_filter,
-        submit=span_submit,
-    ),
-    Project.Kind.TRANSLATION_ESA: KindHandler(
-        validate=job_project_validate,
-        tasks_create=span_tasks_create,
-        claim_filter=span_claim_filter,
-        submit=span_submit,
-    ),
+    Project.Kind.TRANSLATION_MQM: _SPANS,
+    Project.Kind.TRANSLATION_ESA: _SPANS,
     Project.Kind.ARENA: _ARENA,
 }
 
