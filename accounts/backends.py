@@ -33,6 +33,7 @@ from django.contrib.auth.backends import ModelBackend
 from accounts.domain.login_throttle import retry_after_seconds
 from accounts.selectors import login_locked_until, request_client_address, user_with_roles
 from accounts.services import login_failure_record, login_success_record
+from accounts.sessions import user_read_with_session
 
 
 class LoginThrottled(Exception):
@@ -64,7 +65,10 @@ class ThrottledModelBackend(ModelBackend):
         return user
 
     def get_user(self, user_id):
-        """The session's user, read with their roles in one statement (``ModelBackend`` reads the user,
-        and the first role check another statement); refused as ``ModelBackend`` refuses an inactive one."""
-        user = user_with_roles(user_id)
+        """The session's user with their roles: the ones the session store read with the session
+        (``accounts.sessions``), else read in one statement (``ModelBackend`` reads the user, and the first
+        role check another statement); refused as ``ModelBackend`` refuses an inactive one."""
+        read, user = user_read_with_session(user_id)
+        if not read:
+            user = user_with_roles(user_id)
         return user if user is not None and self.user_can_authenticate(user) else None

@@ -1,6 +1,8 @@
-"""What Timbang keeps about a person beyond Django's user: the language they work in."""
+"""What Timbang keeps about a person beyond Django's user: the language they work in, and their login
+sessions."""
 
 from django.conf import settings
+from django.contrib.sessions.base_session import AbstractBaseSession
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -22,3 +24,25 @@ class Profile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}:{self.language}"
+
+
+class Session(AbstractBaseSession):
+    """A login session: Django's database session with the id of its logged-in user as a column, so the
+    session and its user (with their roles) are read by one statement (``accounts.sessions``). Deleting a
+    user deletes their sessions. No database constraint: a session saved for a user deleted meanwhile is
+    saved, and reads as nobody logged in."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        db_constraint=False,
+        related_name="+",
+    )
+
+    @classmethod
+    def get_session_store_class(cls):
+        from accounts.sessions import SessionStore
+
+        return SessionStore

@@ -387,7 +387,8 @@ LOGGING = {
 }
 
 SESSION_COOKIE_HTTPONLY = True
-# Django's database sessions, read with one prepared statement (accounts/sessions.py).
+# Database sessions in accounts.Session, read with their user and roles in one prepared statement
+# (accounts/sessions.py).
 SESSION_ENGINE = "accounts.sessions"
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
 X_FRAME_OPTIONS = "DENY"

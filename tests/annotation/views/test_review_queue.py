@@ -133,7 +133,7 @@ def test_query_count_of_a_page_does_not_grow_with_the_work(
     client.force_login(make_user("reviewer"))
     url = reverse("annotation:review")
     client.get(url)  # warm the session and caches
-    with django_assert_num_queries(11) as small_count:  # the session user read with their roles
+    with django_assert_num_queries(10) as small_count:  # the session read with its user and their roles
         client.get(url, {"project": small.pk})
     big = make_project(n_prompts=24, n_models=3, per_group=1, overlap=1)
     _submit_all(big, big.annotators[0])

@@ -26,10 +26,10 @@ def _likert_form(n_responses: int, value: str = "4", **extra) -> dict[str, str]:
     return {**form, "seconds": "12.5", **extra}
 
 
-def test_the_htmx_submit_needs_eight_statements_on_postgresql(
+def test_the_htmx_submit_needs_seven_statements_on_postgresql(
     client, make_project, django_assert_max_num_queries
 ):
-    """Session (1), the user with their roles (1), then in one transaction (BEGIN, COMMIT) the same
+    """The session with its user and their roles (1), then in one transaction (BEGIN, COMMIT) the same
     statements as the API's loop: the assignment lock (with the project, so the form is read without a
     statement of its own), the status + counters + answer rows with the claim state, the slot taken with
     the next task's texts, the assignment insert. Rendering the next task reads nothing more. SQLite runs
@@ -43,7 +43,7 @@ def test_the_htmx_submit_needs_eight_statements_on_postgresql(
         reverse("annotation:submit", args=[first.token]), _likert_form(5, best="1"), HTTP_HX_REQUEST="true"
     )
     token = re.fullmatch(r"/annotate/t/([^/]+)/", posted["HX-Push-Url"]).group(1)
-    limit = 8 if connection.vendor == "postgresql" else 13
+    limit = 7 if connection.vendor == "postgresql" else 12
     with django_assert_max_num_queries(limit):
         posted = client.post(
             reverse("annotation:submit", args=[token]), _likert_form(5, best="1"), HTTP_HX_REQUEST="true"
