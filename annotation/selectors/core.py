@@ -122,6 +122,24 @@ class TaskView:
     def is_pairwise(self) -> bool:
         return self.kind == Project.Kind.PAIRWISE
 
+    @functools.cached_property
+    def page_key(self) -> tuple[Any, ...]:
+        """What the task page's kept parts (``{% memo %}``) show that a project's tasks share: equal for two
+        tasks whose page differs only by what is put in at each use (the project's name, the progress, the
+        token, the prompt and responses, the answer)."""
+        return (
+            self.kind,
+            self.status,
+            self.project_id,
+            self.best_pick,
+            self.allow_all_bad,
+            len(self.responses),
+            tuple(criterion.content_key for criterion in self.criteria),
+            self.instructions.get("id", ""),
+            self.instructions.get("en", ""),
+            self.review_comment,
+        )
+
     def as_payload(self) -> dict[str, Any]:
         """The JSON an API client gets: the same blinded content as the page."""
         return {

@@ -6,6 +6,7 @@ question, and names a translator only by pseudonym (``translator_pseudonym``).
 
 from __future__ import annotations
 
+import functools
 import io
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable
@@ -145,6 +146,19 @@ class JobTaskView:
     review_comment: str = ""
     criteria: list = field(default_factory=list)
     is_pairwise: bool = False
+
+    @functools.cached_property
+    def page_key(self) -> tuple[Any, ...]:
+        """What the task page's kept parts (``{% memo %}``) show that a project's tasks share (as
+        ``TaskView.page_key``)."""
+        return (
+            self.kind,
+            self.status,
+            self.project_id,
+            self.instructions.get("id", ""),
+            self.instructions.get("en", ""),
+            self.review_comment,
+        )
 
     def as_payload(self) -> dict[str, Any]:
         return {

@@ -5,12 +5,15 @@ template engine rebuilding them on every submit was most of the htmx loop's time
 
     {% memo task.instructions.id task.instructions.en %} ... {% endmemo %}
     {% memo cell.criterion cell.selected vary name=cell.name %} ... {{ name }} ... {% endmemo %}
+    {% memo task.kind vary done=task.done total=task.total|default:1 %} ... {{ done }} / {{ total }} ... {% endmemo %}
 
 The block is rendered once for each combination of the values after ``memo`` and of the active
 language (and autoescaping), then its output is reused. So the values must name everything the block
-shows: a block may read nothing else from its context, except the one ``vary`` variable. That one is
-rendered as a marker the first time and put in, escaped, at each use, so a block that differs only by a
-field name (``r-3-fluency``) is still rendered once.
+shows: a block may read nothing else from its context, except its ``vary`` variables. Those are rendered
+as markers the first time and put in at each use as ``{{ name }}`` would show them (localized, escaped),
+so a block that differs only by a field name (``r-3-fluency``) or a count is still rendered once. Inside
+the block a ``vary`` variable is only ever shown as it is (``{{ name }}``, or passed to ``{% url %}`` or
+``{% blocktranslate with %}``, which leave the marker whole); a filter belongs in its ``vary`` expression.
 
 A value with a ``content_key`` (``selectors.CriterionView``) is keyed by it; lists and dicts by their
 items. A value that cannot be a key makes the block render as usual, every time. What is kept belongs to
@@ -19,24 +22,43 @@ the compiled template (a template loaded again starts empty) and holds at most `
 
 from __future__ import annotations
 
+import html
+import re
 import secrets
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
 from django import template
-from django.template.base import FilterExpression, Node, NodeList, Parser, Token
+from django.conf import settings
+from django.template.base import FilterExpression, Node, NodeList, Parser, Token, render_value_in_context
 from django.template.defaultfilters import linebreaksbr
 from django.template.loader import get_template
-from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
 register = template.Library()
 
 MEMO_SIZE = 256
-# Stands for the ``vary`` value in the kept output: random per process, so no text shown can hold it.
+# Stands for a ``vary`` value in the kept output: random per process, so no text shown can hold it.
 _MARKER = f"memo-{secrets.token_hex(16)}"
+_VARY = re.compile(re.escape(_MARKER) + r"-v(\d+)-")
+
+
+def _vary_marker(index: int) -> str:
+    return f"{_MARKER}-v{index}-"
+
+
+def _shown(value: Any, context: template.Context) -> str:
+    """``value`` as ``{{ value }}`` shows it (``render_value_in_context``), with the two kinds a kept block
+    puts in on every use taken first: text (escaped, or as it is without autoescaping) and whole numbers
+    (no thousands separator unless the settings ask for one)."""
+    kind = type(value)
+    if kind is str:
+        return html.escape(value) if context.autoescape else value
+    if kind is int and not settings.USE_THOUSAND_SEPARATOR:
+        return str(value)
+    return str(render_value_in_context(value, context))
 
 
 _PLAIN = frozenset({str, int, bool, float, tuple, type(None)})
@@ -57,12 +79,13 @@ def _key_of(value: Any) -> Hashable:
 
 class MemoNode(Node):
     def __init__(
-        self, nodelist: NodeList, keys: list[FilterExpression], vary: tuple[str, FilterExpression] | None
+        self, nodelist: NodeList, keys: list[FilterExpression], vary: list[tuple[str, FilterExpression]]
     ) -> None:
         self.nodelist = nodelist
         self.keys = keys
         self.vary = vary
-        self.kept: dict[Hashable, list[str]] = {}
+        # Per key: the output's texts, and which vary value goes between each two of them.
+        self.kept: dict[Hashable, tuple[list[str], list[int]]] = {}
 
     def render(self, context: template.Context) -> SafeString:
         key = (
@@ -71,40 +94,44 @@ class MemoNode(Node):
             tuple(_key_of(expression.resolve(context)) for expression in self.keys),
         )
         try:
-            pieces = self.kept.get(key)
+            kept = self.kept.get(key)
         except TypeError:  # a value that cannot be a key
             return self._render_now(context)
-        if pieces is None:
-            if self.vary is None:
-                pieces = [self.nodelist.render(context)]
-            else:
-                with context.push({self.vary[0]: _MARKER}):
-                    pieces = self.nodelist.render(context).split(_MARKER)
+        if kept is None:
+            with context.push({name: _vary_marker(i) for i, (name, _) in enumerate(self.vary)}):
+                parts = _VARY.split(self.nodelist.render(context))
+            kept = (parts[0::2], [int(index) for index in parts[1::2]])
             if len(self.kept) >= MEMO_SIZE:
                 self.kept.clear()
-            self.kept[key] = pieces
-        if self.vary is None:
-            return mark_safe(pieces[0])
-        return mark_safe(str(conditional_escape(self.vary[1].resolve(context))).join(pieces))
+            self.kept[key] = kept
+        texts, order = kept
+        if not order:
+            return mark_safe(texts[0])
+        values = [_shown(expression.resolve(context), context) for _, expression in self.vary]
+        shown = [texts[0]]
+        for index, text in zip(order, texts[1:], strict=True):
+            shown.append(values[index])
+            shown.append(text)
+        return mark_safe("".join(shown))
 
     def _render_now(self, context: template.Context) -> SafeString:
-        if self.vary is None:
-            return self.nodelist.render(context)
-        with context.push({self.vary[0]: self.vary[1].resolve(context)}):
+        with context.push({name: expression.resolve(context) for name, expression in self.vary}):
             return self.nodelist.render(context)
 
 
 @register.tag
 def memo(parser: Parser, token: Token) -> MemoNode:
-    """``{% memo value ... [vary name=value] %}...{% endmemo %}`` (see the module's docstring)."""
+    """``{% memo value ... [vary name=value ...] %}...{% endmemo %}`` (see the module's docstring)."""
     bits = token.split_contents()[1:]
-    vary = None
+    vary: list[tuple[str, FilterExpression]] = []
     if "vary" in bits:
         at = bits.index("vary")
-        if at != len(bits) - 2 or "=" not in bits[-1]:
-            raise template.TemplateSyntaxError("memo: 'vary' takes one name=value, at the end")
-        name, _, expression = bits[-1].partition("=")
-        vary = (name, parser.compile_filter(expression))
+        named = bits[at + 1 :]
+        if not named or any("=" not in bit for bit in named):
+            raise template.TemplateSyntaxError("memo: 'vary' takes name=value pairs, at the end")
+        for bit in named:
+            name, _, expression = bit.partition("=")
+            vary.append((name, parser.compile_filter(expression)))
         bits = bits[:at]
     if not bits:
         raise template.TemplateSyntaxError("memo needs at least one value to key the kept output on")

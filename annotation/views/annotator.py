@@ -46,8 +46,16 @@ def _own(token: str, request: HttpRequest) -> Assignment:
         raise Http404 from None
 
 
+def _skip_reasons() -> list[tuple[str, str]]:
+    """The skip form's reasons in the active language (called by the template when the kept skip row is
+    rendered anew)."""
+    return [(key, _(text)) for key, text in SKIP_REASONS]
+
+
 def _error_list(view: selectors.TaskView, errors: dict[str, list[str]]) -> list[tuple[str, str]]:
     """Validation messages with the names the annotator sees ("Response 2 · Fluency")."""
+    if not errors:
+        return []
     labels = {str(r.number): r.label for r in view.responses}
     criteria = {c.key: c.label.get(current_lang(), c.key) for c in view.criteria}
     named = {"best": _("Best response"), "vote": _("Vote"), "comment": _("Comment"), "rationale": _("Reason")}
@@ -124,7 +132,7 @@ def _job_context(view: selectors.JobTaskView, errors: dict | None, posted: dict 
         "values": values,
         "errors": found,
         "choice_rows": [(label, choices.get(label, "")) for label in CHOICE_LABELS],
-        "skip_reasons": [(key, _(text)) for key, text in SKIP_REASONS],
+        "skip_reasons": _skip_reasons,
         "lang": current_lang(),
         "other_lang": "en" if current_lang() == "id" else "id",
         "is_job": True,
@@ -147,7 +155,7 @@ def _task_context(
         "selected_vote": str(values.get("vote", "")),
         "response_rows": response_rows(view.responses, view.criteria, values.get("ratings") or {}, errors),
         "errors": _error_list(view, errors or {}),
-        "skip_reasons": [(key, _(text)) for key, text in SKIP_REASONS],
+        "skip_reasons": _skip_reasons,
         "lang": current_lang(),
         "other_lang": "en" if current_lang() == "id" else "id",
     }

@@ -128,7 +128,7 @@ def test_progress_page_shows_the_signals_with_a_fixed_number_of_queries(
     url = reverse("annotation:manage_detail", args=[likert.pk])
     page = client.get(url).content.decode()
     assert page.count('data-testid="quality-row"') == 2 and "straight-lining" in page
-    with django_assert_num_queries(16) as small:  # the session user read with their roles
+    with django_assert_num_queries(15) as small:  # the session read with its user and their roles
         client.get(url)
     big = make_project(n_prompts=12, n_models=3, per_group=3, overlap=3)
     for user in big.annotators:
