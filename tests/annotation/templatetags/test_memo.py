@@ -33,6 +33,41 @@ def test_the_vary_value_is_put_in_escaped_at_each_use():
     )
 
 
+def test_several_vary_values_each_put_in_where_the_block_shows_them():
+    """Each vary value in its places (one twice, one never), text escaped, numbers and decimals as
+    ``{{ }}`` shows them in the active language, and with them through a filter in the vary expression."""
+    template = ENGINE.from_string(
+        "{% load memo i18n %}{% memo key vary name=project done=n total=m|default:1 ratio=r %}"
+        "<a>{{ name }}</a> {{ done }}/{{ total }} ({{ done }}) {{ ratio }}{% endmemo %}"
+    )
+    with translation.override("en"):
+        assert template.render(Context({"key": 1, "project": "A & <b>", "n": 3, "m": 0, "r": 2.5})) == (
+            "<a>A &amp; &lt;b&gt;</a> 3/1 (3) 2.5"
+        )
+        assert template.render(Context({"key": 1, "project": "Lain", "n": 12000, "m": 40, "r": 0.25})) == (
+            "<a>Lain</a> 12000/40 (12000) 0.25"
+        )
+    with translation.override("id"):
+        assert template.render(Context({"key": 1, "project": "P", "n": 1, "m": 2, "r": 7.5})) == (
+            "<a>P</a> 1/2 (1) 7,5"
+        )
+
+
+def test_vary_values_go_into_blocktranslate_and_url_whole():
+    template = ENGINE.from_string(
+        "{% load memo i18n %}{% memo key vary done=a total=b %}"
+        "{% blocktranslate %}{{ done }} of {{ total }} done{% endblocktranslate %}{% endmemo %}"
+    )
+    with translation.override("en"):
+        assert template.render(Context({"key": 1, "a": 2, "b": 9})) == "2 of 9 done"
+        assert template.render(Context({"key": 1, "a": 3, "b": 9})) == "3 of 9 done"
+
+
+def test_vary_takes_name_value_pairs_only():
+    with pytest.raises(TemplateSyntaxError, match="name=value"):
+        ENGINE.from_string("{% load memo %}{% memo key vary a=x b %}{% endmemo %}")
+
+
 def test_the_language_is_part_of_the_key():
     template = ENGINE.from_string('{% load memo i18n %}{% memo "x" %}{% translate "Skip" %}{% endmemo %}')
     with translation.override("en"):
