@@ -19,7 +19,7 @@ from exports.selectors import (
     PICK_CRITERION,
     VOTE_CRITERION,
     current_annotations,
-    json_value,
+    json_values,
     object_array,
     rows_by_ids,
     stream_rows,
@@ -57,7 +57,7 @@ def responses_frame(
                     "response_id": np.asarray(pk, dtype=np.int64),
                     "item_id": np.asarray(prompt_id, dtype=np.int64),
                     "model_name": object_array(model_name),
-                    "messages": object_array([json_value(t) for t in turns]),
+                    "messages": object_array(json_values(turns)),
                 }
             )
         )
