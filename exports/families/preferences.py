@@ -318,7 +318,9 @@ def _split(pairs: pd.DataFrame, options: ExportOptions) -> tuple[dict[str, pd.Da
 def project_alpha(*, project: Project, draws: int, seed: int) -> dict[str, AlphaFigure]:
     """Krippendorff's alpha with a 95% bootstrap interval, as the agreement dashboard computes it: per rated
     criterion (ordinal), for best-of-N picks and for pairwise votes (nominal)."""
-    rows = analytics_services.project_alpha(project=project, level="ordinal", draws=draws, seed=seed)
+    rows = analytics_services.project_alpha(
+        project=project, level="ordinal", draws=draws, seed=seed, alpha_only=True
+    )
     out: dict[str, AlphaFigure] = {}
     for row in rows:
         ci = (row["ci_low"], row["ci_high"]) if row["ci_low"] is not None else None
