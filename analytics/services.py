@@ -302,6 +302,7 @@ def project_alpha(
     draws: int = BOOTSTRAP_DRAWS,
     seed: int | None = None,
     alpha_only: bool = False,
+    answers: pd.DataFrame | None = None,
 ) -> list[dict[str, Any]]:
     """The dashboard's alpha rows of a project (one per criterion, best pick and vote), computed now.
 
@@ -309,11 +310,14 @@ def project_alpha(
     and the dashboard give the same alpha and interval for the same project, level and seed.
     Units are keyed by integers (``measures(compact=True)``: the same units as the dashboard's text
     keys). ``alpha_only`` gives alpha, its interval and counts alone (percent agreement, AC1 and the
-    kappas ``None``): what the card prints.
+    kappas ``None``): what the card prints. ``answers``: the project's
+    ``selectors.annotation_frame(agreement_only=True)`` when the caller has read it already (the export
+    reads its ratings from it too); read here otherwise.
     """
-    frame = selectors.annotation_frame(project=project, agreement_only=True)
-    data = measures(frame, ag.check_level(level), compact=True)
-    del frame
+    if answers is None:
+        answers = selectors.annotation_frame(project=project, agreement_only=True)
+    data = measures(answers, ag.check_level(level), compact=True)
+    del answers
     seed = int(project.seed) if seed is None else seed
     section = alpha_section(data, draws=draws, seed=seed, alpha_only=alpha_only)
     return section["tables"].get("alpha", [])
