@@ -140,7 +140,7 @@ def _section(tables: dict[str, list[dict[str, Any]]] | None = None, note: str | 
 # -- measures: everything alpha is computed on -----------------------------------------------------------
 
 
-def measures(frame: pd.DataFrame, level: str) -> pd.DataFrame:
+def measures(frame: pd.DataFrame, level: str, *, compact: bool = False) -> pd.DataFrame:
     """Long rows (unit, coder, value, criterion, level, ...) of every agreement measure of the project.
 
     Likert ratings: one unit per rated response, at ``level`` for criteria rated on points and nominal
@@ -148,16 +148,21 @@ def measures(frame: pd.DataFrame, level: str) -> pd.DataFrame:
     criterion's scale. Best picks: one unit per task, the value is the canonical response id (``all_bad``
     kept as its own category), nominal, so the position a response was shown at never matters. Pairwise
     votes: one unit per task and turn, nominal.
+
+    ``compact`` (alpha alone, :func:`project_alpha`): units are integers, one per ``task:response`` (or
+    ``task``, ``task:turn``) text, rather than the text, and no breakdown dimension is kept. The rows,
+    their order, the coders' partition and the values are the same, so alpha and its bootstrap interval
+    are too; on a million ratings the text keys cost seconds.
     """
     import pandas as pd
 
-    dims = ["group", "category", "language", "register", "submitted_at", "task"]
+    dims = [] if compact else ["group", "category", "language", "register", "submitted_at", "task"]
     parts = []
     rated = _rows_where(frame, frame["value"].notna())
     if len(rated):
         parts.append(
             rated.assign(
-                unit=rated["task"].astype(str) + ":" + _id_text(rated["response"], ""),
+                unit=_unit(rated["task"], rated["response"], "", compact),
                 value=rated["value"].astype(float),
                 level=level,
             )
@@ -166,7 +171,7 @@ def measures(frame: pd.DataFrame, level: str) -> pd.DataFrame:
     if len(named):
         parts.append(
             named.assign(
-                unit=named["task"].astype(str) + ":" + _id_text(named["response"], ""),
+                unit=_unit(named["task"], named["response"], "", compact),
                 value=named["choice"],
                 level="nominal",
             )
@@ -174,16 +179,37 @@ def measures(frame: pd.DataFrame, level: str) -> pd.DataFrame:
     best = frame.loc[frame["criterion"] == "best"]
     if len(best):
         picked = _id_text(best["response"], ALL_BAD)
-        parts.append(best.assign(unit=best["task"].astype(str), value=picked, level="nominal"))
-    votes = _votes(frame)
+        unit = best["task"] if compact else best["task"].astype(str)
+        parts.append(best.assign(unit=unit, value=picked, level="nominal"))
+    votes = frame.loc[frame["criterion"] == "vote"]
     if len(votes):
-        parts.append(votes.assign(unit=votes["item"], value=votes["choice"], level="nominal"))
+        unit = _unit(votes["task"], votes["turn"], "all", compact)
+        parts.append(votes.assign(unit=unit, value=votes["choice"], level="nominal"))
     columns = ["unit", "coder", "value", "criterion", "level", *dims]
     if not parts:
         return pd.DataFrame(columns=columns)
     out = pd.concat([p[columns] for p in parts], ignore_index=True)
-    out["register"] = out["register"].fillna("")
+    if not compact:
+        out["register"] = out["register"].fillna("")
     return out
+
+
+def _unit(task: pd.Series, second: pd.Series, missing: str, compact: bool) -> pd.Series:
+    """A unit key per row: ``task:second`` text (``missing`` for a null second part), or with ``compact``
+    an integer that two rows share exactly when their texts are equal."""
+    if not compact:
+        return task.astype(str) + ":" + _id_text(second, missing)
+    import pandas as pd
+
+    # Ids and turns are never negative: -1 stands for null, as ``missing`` does in the text.
+    first = task.to_numpy(dtype=np.int64)
+    other = second.fillna(-1).to_numpy(dtype=np.int64)
+    span = int(other.max()) + 2 if len(other) else 1
+    if len(first) and int(first.max()) < (2**62) // span:
+        keys = first * span + (other + 1)
+    else:
+        keys, _ = pd.MultiIndex.from_arrays([first, other]).factorize()
+    return pd.Series(keys, index=task.index)
 
 
 def _rows_where(frame: pd.DataFrame, mask: pd.Series) -> pd.DataFrame:
@@ -236,15 +262,17 @@ def _dimensions(data: pd.DataFrame) -> list[str]:
 # -- sections ----------------------------------------------------------------------------------------
 
 
-def alpha_section(data: pd.DataFrame, *, draws: int, seed: int) -> dict:
+def alpha_section(data: pd.DataFrame, *, draws: int, seed: int, alpha_only: bool = False) -> dict:
+    """Alpha per criterion with its bootstrap interval, beside percent agreement, Gwet's AC1 and the kappas
+    (``None`` with ``alpha_only``: the figures a dataset card prints do not need them)."""
     rows = []
     for criterion, part in data.groupby("criterion", sort=False):
         level = part["level"].iloc[0]
         prepared = ag.Reliability.from_long(part, level)
         result = prepared.alpha()
         boot = prepared.bootstrap(draws=draws, seed=seed, alpha_min=(0.667, 0.8)) if draws else None
-        ac1 = ag.gwet_ac1(part)
-        kappa = ag.kappas(part)
+        ac1 = None if alpha_only else ag.gwet_ac1(part).value
+        kappa = None if alpha_only else ag.kappas(part)
         rows.append(
             {
                 "criterion": criterion,
@@ -256,10 +284,10 @@ def alpha_section(data: pd.DataFrame, *, draws: int, seed: int) -> dict:
                 "n_units": result.n_units,
                 "n_coders": result.n_coders,
                 "n_pairable_values": result.n_pairable_values,
-                "percent_agreement": ag.percent_agreement(part),
-                "ac1": ac1.value,
-                "cohen_kappa": kappa.cohen,
-                "fleiss_kappa": kappa.fleiss,
+                "percent_agreement": None if alpha_only else ag.percent_agreement(part),
+                "ac1": ac1,
+                "cohen_kappa": kappa.cohen if kappa else None,
+                "fleiss_kappa": kappa.fleiss if kappa else None,
                 "undefined_reason": result.undefined_reason,
             }
         )
@@ -268,15 +296,30 @@ def alpha_section(data: pd.DataFrame, *, draws: int, seed: int) -> dict:
 
 
 def project_alpha(
-    *, project: Project, level: str = DEFAULT_LEVEL, draws: int = BOOTSTRAP_DRAWS, seed: int | None = None
+    *,
+    project: Project,
+    level: str = DEFAULT_LEVEL,
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int | None = None,
+    alpha_only: bool = False,
+    answers: pd.DataFrame | None = None,
 ) -> list[dict[str, Any]]:
     """The dashboard's alpha rows of a project (one per criterion, best pick and vote), computed now.
 
     Every other place that prints a project's alpha (the export's dataset card) calls this, so the card
     and the dashboard give the same alpha and interval for the same project, level and seed.
+    Units are keyed by integers (``measures(compact=True)``: the same units as the dashboard's text
+    keys). ``alpha_only`` gives alpha, its interval and counts alone (percent agreement, AC1 and the
+    kappas ``None``): what the card prints. ``answers``: the project's
+    ``selectors.annotation_frame(agreement_only=True)`` when the caller has read it already (the export
+    reads its ratings from it too); read here otherwise.
     """
-    data = measures(selectors.annotation_frame(project=project, agreement_only=True), ag.check_level(level))
-    section = alpha_section(data, draws=draws, seed=int(project.seed) if seed is None else seed)
+    if answers is None:
+        answers = selectors.annotation_frame(project=project, agreement_only=True)
+    data = measures(answers, ag.check_level(level), compact=True)
+    del answers
+    seed = int(project.seed) if seed is None else seed
+    section = alpha_section(data, draws=draws, seed=seed, alpha_only=alpha_only)
     return section["tables"].get("alpha", [])
 
 

@@ -345,11 +345,19 @@ def _prompt_parts(prompt: Any) -> tuple[list[Message], list[Message]]:
 
 
 def _continuation(users: list[Message], assistant_turns: Any) -> list[Message]:
-    answers = [_as_message(m, "assistant") for m in _as_list(assistant_turns)]
-    if any(a["role"] != "assistant" for a in answers):
-        raise ValueError("response messages must all be assistant turns")
+    # Once per response, hundreds of thousands of times in a large export: plain-text turns (the usual
+    # case) become messages inline, and a single turn is the whole continuation.
+    turns = assistant_turns if type(assistant_turns) is list else _as_list(assistant_turns)
+    answers = [
+        {"role": "assistant", "content": m} if type(m) is str else _as_message(m, "assistant") for m in turns
+    ]
+    for answer in answers:
+        if answer["role"] != "assistant":
+            raise ValueError("response messages must all be assistant turns")
     if len(answers) != len(users):
         raise ValueError(f"{len(users)} user turn(s) but {len(answers)} assistant turn(s)")
+    if len(answers) == 1:
+        return answers
     out = [answers[0]]
     for user, answer in zip(users[1:], answers[1:], strict=True):
         out.append(user)
@@ -739,7 +747,7 @@ def _conversations(
     item_of = responses["item_id"].to_numpy()[needed]
     item_rows = items.index.get_indexer(item_of)
     prompt_values = items["prompt"].to_numpy()
-    messages = responses["messages"].to_numpy()
+    messages = responses["messages"].to_numpy().tolist()
     prompts = np.empty(len(items), dtype=object)
     users_by_row: dict[int, list[Message]] = {}
     for row in np.unique(item_rows):

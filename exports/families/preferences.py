@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 from django.utils.translation import gettext_noop
 
+from analytics import selectors as analytics_selectors
 from analytics import services as analytics_services
 from annotation.models import Project
 from annotation.selectors import annotator_reliability, criterion_scales
@@ -244,17 +245,30 @@ class ProjectData:
 
 def read(*, project: Project, options: ExportOptions, step: Step) -> ProjectData:
     """The card's agreement figures, then what the pairs are built from (:func:`read_frames`)."""
-    # The agreement figures first: they read the answers again (through analytics, the dashboard's
-    # numbers), and done before the export's own frames exist the two reads never stand in memory together.
+    # The agreement figures first, from the answers as the dashboard reads them (its order and columns),
+    # and the ratings the pairs are scored with from the same answers: a million ratings read once. Done
+    # before the export's own frames exist, the answers never stand in memory beside them.
     step(2, "computing agreement")
-    alpha = project_alpha(project=project, draws=options.bootstrap_draws, seed=int(options.seed or 0))
-    data = read_frames(project=project, options=options, step=step)
+    answers = analytics_selectors.annotation_frame(project=project, agreement_only=True)
+    alpha = project_alpha(
+        project=project, draws=options.bootstrap_draws, seed=int(options.seed or 0), answers=answers
+    )
+    ratings = preferences_selectors.ratings_from_answers(project, answers) if project.criteria else None
+    del answers
+    data = read_frames(project=project, options=options, step=step, ratings=ratings)
     data.alpha = alpha
     return data
 
 
-def read_frames(*, project: Project, options: ExportOptions, step: Step | None = None) -> ProjectData:
-    """Items, responses and the evidence the strategy needs (plus ratings for per-criterion scores)."""
+def read_frames(
+    *,
+    project: Project,
+    options: ExportOptions,
+    step: Step | None = None,
+    ratings: pd.DataFrame | None = None,
+) -> ProjectData:
+    """Items, responses and the evidence the strategy needs (plus ratings for per-criterion scores;
+    ``ratings``: already read, see :func:`read`)."""
     step = step or (lambda percent, stage: None)
     step(35, "reading prompts")
     prompt_ids, response_ids = selectors.task_targets(project)
@@ -264,7 +278,7 @@ def read_frames(*, project: Project, options: ExportOptions, step: Step | None =
     data = ProjectData(items=items, responses=responses)
     if project.criteria:
         step(45, "reading ratings")
-        data.ratings = preferences_selectors.ratings_frame(project)
+        data.ratings = ratings if ratings is not None else preferences_selectors.ratings_frame(project)
     if (
         options.strategy == "best_vs_rest"
         or project.kind == Project.Kind.BEST_OF_N
@@ -315,10 +329,14 @@ def _split(pairs: pd.DataFrame, options: ExportOptions) -> tuple[dict[str, pd.Da
     return ({"train": pairs} if len(pairs) else {}), None
 
 
-def project_alpha(*, project: Project, draws: int, seed: int) -> dict[str, AlphaFigure]:
+def project_alpha(
+    *, project: Project, draws: int, seed: int, answers: pd.DataFrame | None = None
+) -> dict[str, AlphaFigure]:
     """Krippendorff's alpha with a 95% bootstrap interval, as the agreement dashboard computes it: per rated
     criterion (ordinal), for best-of-N picks and for pairwise votes (nominal)."""
-    rows = analytics_services.project_alpha(project=project, level="ordinal", draws=draws, seed=seed)
+    rows = analytics_services.project_alpha(
+        project=project, level="ordinal", draws=draws, seed=seed, alpha_only=True, answers=answers
+    )
     out: dict[str, AlphaFigure] = {}
     for row in rows:
         ci = (row["ci_low"], row["ci_high"]) if row["ci_low"] is not None else None

@@ -1,4 +1,4 @@
-"""Export reads: chunked streams, reads by id (ranges and IN lists), pseudonyms."""
+"""Export reads: chunked streams, reads by id (ranges and IN lists), JSON columns, pseudonyms."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from datasets_app.models import Dataset, Prompt
-from exports.selectors import annotator_pseudonym, rows_by_ids, stream_rows
+from exports.selectors import annotator_pseudonym, json_value, json_values, rows_by_ids, stream_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -55,3 +55,25 @@ def test_pseudonyms_are_stable_per_project_and_differ_across_projects(settings):
     before = annotator_pseudonym(project=one, user_id=5)
     settings.SECRET_KEY = "another-site-secret-key-for-this-test-0123456789"
     assert annotator_pseudonym(project=one, user_id=5) != before
+
+
+def test_json_values_parse_texts_at_once_as_json_value_does_one_by_one():
+    # SQLite's driver gives texts (bytes are possible), PostgreSQL's decoded values, kept as they are.
+    values = [
+        '[{"role": "assistant", "content": "a, b"}]',
+        b'["x"]',
+        ["already", "decoded"],
+        None,
+        "null",
+        "3",
+    ]
+    assert json_values(values) == [json_value(v) for v in values]
+    assert json_values(['"one"']) == ["one"] and json_values([]) == []
+
+
+def test_json_values_of_a_text_that_is_not_one_document_fail_as_json_value_does():
+    with pytest.raises(ValueError):
+        json_value("[1, 2")
+    for values in (["[1", "2]"], ["1, 2", "3"], ["[1]", ""]):
+        with pytest.raises(ValueError):
+            json_values(values)
