@@ -48,6 +48,8 @@ ENDPOINT_FIELDS = (
 _BACKEND_CACHE_SIZE = 8
 _backend_cache: OrderedDict[str, Backend] = OrderedDict()
 _backend_cache_lock = threading.Lock()
+# The lock of each backend being built, taken by the threads that want it meanwhile.
+_backend_builds: dict[str, threading.Lock] = {}
 
 
 def endpoint_own_queue(slug: str) -> str:
@@ -203,7 +205,10 @@ def _fingerprint(endpoint: ModelEndpoint) -> str:
 def endpoint_backend(endpoint: ModelEndpoint) -> Backend:
     """The backend for ``endpoint``, reused across chunks in this process while its settings are unchanged.
 
-    Checked against the deployment's policy every time, cached or not, before any key is read."""
+    Checked against the deployment's policy every time, cached or not, before any key is read. Chunks
+    running on threads of one worker process share one backend, hence one bound on requests in flight; the
+    first of them builds it and the others wait for that one (building loads a model's weights, or an HTTP
+    client's certificates, which several threads at once would do several times over)."""
     endpoint_check_allowed(endpoint)
     key = _fingerprint(endpoint)
     with _backend_cache_lock:
@@ -211,22 +216,25 @@ def endpoint_backend(endpoint: ModelEndpoint) -> Backend:
         if backend is not None:
             _backend_cache.move_to_end(key)
             return backend
-    backend = create_backend(endpoint.backend, **backend_kwargs(endpoint))
-    with _backend_cache_lock:
-        # Chunks running on threads of one worker process share one backend, hence one bound on requests in
-        # flight: a backend another thread built in the meantime wins and this one is dropped.
-        winner = _backend_cache.get(key)
-        if winner is not None:
-            _backend_cache.move_to_end(key)
-            loser, backend = backend, winner
-        else:
-            loser = None
+        building = _backend_builds.setdefault(key, threading.Lock())
+    evicted: list[Backend] = []
+    with building:
+        with _backend_cache_lock:
+            backend = _backend_cache.get(key)
+            if backend is not None:  # built by the thread this one waited for
+                _backend_cache.move_to_end(key)
+                return backend
+        try:
+            backend = create_backend(endpoint.backend, **backend_kwargs(endpoint))
+        finally:
+            with _backend_cache_lock:
+                _backend_builds.pop(key, None)
+        with _backend_cache_lock:
             _backend_cache[key] = backend
             while len(_backend_cache) > _BACKEND_CACHE_SIZE:
-                _, old = _backend_cache.popitem(last=False)
-                old.close()
-    if loser is not None:
-        loser.close()
+                evicted.append(_backend_cache.popitem(last=False)[1])
+    for old in evicted:
+        old.close()
     return backend
 
 

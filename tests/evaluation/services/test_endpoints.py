@@ -113,3 +113,64 @@ def test_fewer_than_one_model_worker_process_is_refused_at_start(tmp_path):
     )
     assert done.returncode != 0
     assert "MODEL_WORKER_PROCESSES must be at least 1, got 0" in done.stderr
+
+
+def test_threads_wanting_a_backend_at_once_share_the_one_built(monkeypatch):
+    """Three chunks starting together on a threads worker: one backend is built (weights load once) and all
+    three get it."""
+    import threading
+    import time
+
+    from evaluation.services import endpoints
+
+    endpoint = _create(max_concurrency=4)
+    built = []
+    real = endpoints.create_backend
+
+    def slow_create(*args, **kwargs):
+        built.append(threading.get_ident())
+        time.sleep(0.2)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(endpoints, "create_backend", slow_create)
+    got = []
+    start = threading.Barrier(3)
+
+    def want() -> None:
+        start.wait()
+        got.append(endpoint_backend(endpoint))
+
+    threads = [threading.Thread(target=want) for _ in range(3)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
+        assert len(built) == 1
+        assert len(got) == 3 and got[0] is got[1] is got[2]
+        assert endpoints._backend_builds == {}
+    finally:
+        backend_cache_clear()
+
+
+def test_a_backend_that_fails_to_build_is_built_again_by_the_next_caller(monkeypatch):
+    from evaluation.services import endpoints
+
+    endpoint = _create()
+    real = endpoints.create_backend
+    calls = []
+
+    def failing_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("the model server's library failed to load")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(endpoints, "create_backend", failing_once)
+    try:
+        with pytest.raises(RuntimeError, match="failed to load"):
+            endpoint_backend(endpoint)
+        assert isinstance(endpoint_backend(endpoint), OpenAIBackend)
+        assert len(calls) == 2 and endpoints._backend_builds == {}
+    finally:
+        backend_cache_clear()
