@@ -335,3 +335,47 @@ def test_batches_sent_from_several_threads_share_one_bound_and_keep_their_own_or
     # 18 requests of 0.05 s from three batches at once: the one bound is reached and never passed.
     assert server.max_in_flight == 4
     backend.close()
+
+
+def test_every_backend_checks_certificates_with_the_one_context_built_for_the_process():
+    import ssl
+
+    from evaluation.inference.openai_backend import tls_context
+
+    context = tls_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert tls_context() is context
+    first = OpenAIBackend(base_url="https://models.example.org/v1", model="m")
+    second = OpenAIBackend(base_url="https://other.example.org/v1", model="m")
+    try:
+        pools = [backend._client._transport._pool for backend in (first, second)]
+        assert pools[0]._ssl_context is context and pools[1]._ssl_context is context
+    finally:
+        first.close()
+        second.close()
+
+
+@pytest.mark.parametrize(
+    ("queues", "warmed"),
+    [
+        (["gpu.judge"], True),
+        (["default"], True),
+        (["default", "gpu.a"], True),
+        (["exports"], False),
+        ([], False),
+    ],
+)
+def test_a_worker_taking_model_chunks_builds_the_clients_certificate_checks_before_it_is_ready(
+    queues, warmed
+):
+    from types import SimpleNamespace
+
+    from evaluation import tasks
+    from evaluation.inference.openai_backend import tls_context
+
+    tls_context.cache_clear()
+    consumer = SimpleNamespace(
+        task_consumer=SimpleNamespace(queues=[SimpleNamespace(name=name) for name in queues])
+    )
+    tasks._warm_model_clients(consumer)
+    assert (tls_context.cache_info().currsize == 1) is warmed
