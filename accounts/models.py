@@ -43,6 +43,7 @@ class Session(AbstractBaseSession):
 
     @classmethod
     def get_session_store_class(cls):
-        from accounts.sessions import SessionStore
+        """The site's session engine (``SESSION_ENGINE``, ``accounts.sessions``), for ``get_decoded``."""
+        from importlib import import_module
 
-        return SessionStore
+        return import_module(settings.SESSION_ENGINE).SessionStore

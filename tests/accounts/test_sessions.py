@@ -137,3 +137,10 @@ def test_a_changed_password_ends_the_other_sessions(client):
     user.set_password("pw-lain-5678")
     user.save()
     assert not client.get("/").wsgi_request.user.is_authenticated
+
+
+def test_a_stored_session_decodes_with_the_sites_engine():
+    store = SessionStore()
+    store["x"] = [1, 2]
+    store.save()
+    assert Session.objects.get(session_key=store.session_key).get_decoded() == {"x": [1, 2]}

@@ -56,9 +56,11 @@ def test_the_outage_message_appears_and_the_same_answer_goes_through_afterwards(
         "button", name="Start / continue"
     ).click()
     page.wait_for_selector("#task-form")
-    page.wait_for_load_state("domcontentloaded")
+    # The page's keys work once its script has highlighted the first scale.
+    page.wait_for_selector("fieldset.scale.current")
     for key in ("4", "5", "3", "2"):
         page.keyboard.press(key)
+    page.wait_for_function("document.querySelectorAll('fieldset.scale input:checked').length === 4")
 
     submit_url = "**/annotate/t/*/submit"
     page.route(submit_url, lambda route: route.fulfill(**outage_answer(route.request)))
