@@ -18,8 +18,11 @@ demo-model: install
 
 ## make test: install and run the whole suite, in one process per core (at most 4; TEST_PROCESSES=0 for one).
 TEST_PROCESSES ?= auto
+# The suite starts many Python processes (test workers, Celery workers, servers, commands): they share one
+# bytecode cache even where the environment asks for none (PYTHONDONTWRITEBYTECODE), instead of each
+# compiling the project's modules again.
 test: install
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --maxprocesses 4 --dist worksteal $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n $(TEST_PROCESSES) --maxprocesses 4 --dist worksteal $(PYTEST_ARGS)
 
 install: $(STAMP)
 
