@@ -15,7 +15,7 @@ from accounts.domain.login_throttle import client_address, header_meta_key, thro
 from accounts.domain.mail_language import mail_language
 from accounts.models import Profile
 from accounts.roles import PRIVILEGED_ROLES
-from accounts.sql import UserColumns, prepared_cursor
+from accounts.sql import prepared_cursor, user_columns
 
 LOGIN_THROTTLE_PREFIX = "login-throttle"
 
@@ -126,9 +126,7 @@ def user_with_roles(user_id: object) -> AbstractBaseUser | None:
     except ValidationError:
         return None
     conn = connections[DEFAULT_DB_ALIAS]
-    columns = _user_columns.get(conn.vendor)
-    if columns is None:
-        columns = _user_columns[conn.vendor] = UserColumns(user_model, conn)
+    columns = user_columns(conn)
     quote = conn.ops.quote_name
     sql = (
         f"SELECT {columns.select} FROM {quote(user_model._meta.db_table)} u"
@@ -138,6 +136,3 @@ def user_with_roles(user_id: object) -> AbstractBaseUser | None:
         cursor.execute(sql, [*columns.params, user_id])
         row = cursor.fetchone()
     return None if row is None else columns.user(row, conn)
-
-
-_user_columns: dict[str, UserColumns] = {}

@@ -22,13 +22,12 @@ from django.core.signals import request_finished
 from django.db import connections, router
 from django.utils import timezone
 
-from accounts.sql import UserColumns, prepared_cursor
+from accounts.sql import UserColumns, prepared_cursor, user_columns
 
 # (user id, user) read with the session of the current request, until the authentication backend takes it.
 _read_with_session: ContextVar[tuple[Any, AbstractBaseUser | None] | None] = ContextVar(
     "read_with_session", default=None
 )
-_user_columns: dict[str, UserColumns] = {}
 _statements: dict[str, str] = {}
 
 
@@ -82,9 +81,7 @@ class SessionStore(db.SessionStore):
             return {}
         alias = router.db_for_read(self.model)
         conn = connections[alias]
-        columns = _user_columns.get(conn.vendor)
-        if columns is None:
-            columns = _user_columns[conn.vendor] = UserColumns(get_user_model(), conn)
+        columns = user_columns(conn)
         sql = _statements.get(conn.vendor)
         if sql is None:
             sql = _statements[conn.vendor] = self._statement(conn, columns)

@@ -149,6 +149,19 @@ class UserColumns:
         return user
 
 
+_columns_by_vendor: dict[str, UserColumns] = {}
+
+
+def user_columns(conn: Any) -> UserColumns:
+    """The :class:`UserColumns` of the user model on ``conn``'s database vendor, made once per process."""
+    columns = _columns_by_vendor.get(conn.vendor)
+    if columns is None:
+        from django.contrib.auth import get_user_model
+
+        columns = _columns_by_vendor[conn.vendor] = UserColumns(get_user_model(), conn)
+    return columns
+
+
 def row_chunks(values_query: Any, chunk_rows: int) -> Any:
     """The rows of a ``values_list`` queryset as the database driver returns them, ``chunk_rows`` at a time,
     in the queryset's own order: no model instances and none of the ORM's per-row converters, for reads of
